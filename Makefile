@@ -1,0 +1,41 @@
+# tfc: the two set-up commands of the README, and their parts.
+#   make demo   install packages, build, and compile/inspect an example model
+#   make test   install packages, build, and run every test
+BUILD ?= build
+BUILD_TYPE ?= Release
+FUZZ_SECONDS ?= 60
+TFC := $(BUILD)/bin/tfc
+LIT := python3 /usr/lib/llvm-19/build/utils/lit/lit.py
+
+.PHONY: all deps configure build test test-lit test-unit fuzz demo clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -G Ninja -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD)
+
+test-lit: build
+	$(LIT) -sv $(BUILD)/tests/lit
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j2
+
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+test: test-lit test-unit fuzz
+
+demo: build
+	$(TFC) info examples/gpt2/gpt2-small.tfm
+	$(TFC) dump --emit=ir examples/tiny/gpt2-tiny.tfm | head -n 40
+
+clean:
+	rm -rf $(BUILD) build-fuzz

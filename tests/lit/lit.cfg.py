@@ -1,0 +1,20 @@
+# lit configuration for tfc: FileCheck tests over .tfm models, .mlir IR and the CLI.
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tfc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".tfm", ".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfc_obj_root, "tests", "lit")
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%examples", os.path.join(config.tfc_src_root, "examples")))
+config.substitutions.append(("%src_root", config.tfc_src_root))
+
+llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+tools = ["tfc", "tfc-opt", "tfc-parse", "FileCheck", "not", "count", "split-file"]
+llvm_config.add_tool_substitutions(tools, [config.tfc_tools_dir, config.llvm_tools_dir])
