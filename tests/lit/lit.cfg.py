@@ -13,7 +13,7 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 config.substitutions.append(("%examples", os.path.join(config.tfc_src_root, "examples")))
 config.substitutions.append(("%src_root", config.tfc_src_root))
 
-llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 tools = ["tfc", "tfc-opt", "tfc-parse", "FileCheck", "not", "count", "split-file"]

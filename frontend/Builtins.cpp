@@ -1,0 +1,1293 @@
+//===- Builtins.cpp - Tensor operations of the .tfm language --------------===//
+//
+// Each builtin checks its operands symbolically (dtype, rank, shape), reports
+// errors that name both shapes and where they came from, and creates the
+// primitive `tfc` op. Ops are created by name through OperationState so this
+// file depends on the dialect's textual contract (op and attribute names)
+// rather than on generated builder signatures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ElaboratorImpl.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/Casting.h"
+
+#include <numeric>
+
+using namespace tfc;
+
+//===----------------------------------------------------------------------===//
+// Construction helpers
+//===----------------------------------------------------------------------===//
+
+mlir::Location ElaboratorImpl::loc(SourceLoc at) const {
+  if (!at.isValid())
+    return mlir::UnknownLoc::get(&context);
+  mlir::Location fileLoc = mlir::FileLineColLoc::get(
+      &context, diags.getSources().getName(at.fileId), at.line, at.col);
+  return fileLoc;
+}
+
+mlir::Type ElaboratorImpl::elementType(const std::string &dtype) const {
+  mlir::Builder b(&context);
+  if (dtype == "i32")
+    return b.getI32Type();
+  if (dtype == "i64")
+    return b.getI64Type();
+  if (dtype == "bool")
+    return b.getI1Type();
+  return b.getF32Type(); // f16/bf16 are storage types, computed in f32
+}
+
+mlir::RankedTensorType
+ElaboratorImpl::tensorType(const std::string &dtype,
+                           const SymShape &shape) const {
+  std::vector<int64_t> dims;
+  for (const SymDim &dim : shape)
+    dims.push_back(dim.isStatic() ? dim.constant : mlir::ShapedType::kDynamic);
+  return mlir::RankedTensorType::get(dims, elementType(dtype));
+}
+
+std::optional<mlir::Value>
+ElaboratorImpl::createOp(llvm::StringRef name, mlir::ValueRange operands,
+                         mlir::Type resultType,
+                         llvm::ArrayRef<mlir::NamedAttribute> attributes,
+                         SourceLoc at) {
+  if (++numOps > ElaborationLimits::maxOps) {
+    step(at); // reports the limit once
+    return std::nullopt;
+  }
+  mlir::Location location = loc(at);
+  if (!frames.empty() && frames.back().callSite)
+    location = mlir::CallSiteLoc::get(location, *frames.back().callSite);
+  mlir::OperationState state(location, name);
+  state.addOperands(operands);
+  state.addTypes(resultType);
+  state.addAttributes(attributes);
+  mlir::Operation *op = builder.create(state);
+  return op->getResult(0);
+}
+
+std::optional<TensorValue> ElaboratorImpl::makeTensor(
+    llvm::StringRef opName, mlir::ValueRange operands,
+    const std::string &dtype, const SymShape &shape,
+    llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at,
+    std::string description) {
+  for (const SymDim &dim : shape) {
+    if (dim.isStatic() && (dim.constant <= 0 ||
+                           dim.constant > ElaborationLimits::maxDimSize)) {
+      diags.error(at, "result of " + description + " would have dimension " +
+                          dim.str() + " in " + shapeToString(dtype, shape));
+      return std::nullopt;
+    }
+  }
+  if (shape.size() > ElaborationLimits::maxRank) {
+    diags.error(at, "result of " + description + " would have rank " +
+                        std::to_string(shape.size()) + " (at most 8)");
+    return std::nullopt;
+  }
+  std::optional<mlir::Value> value =
+      createOp(opName, operands, tensorType(dtype, shape), attributes, at);
+  if (!value)
+    return std::nullopt;
+  return TensorValue{*value, dtype, shape, at, std::move(description)};
+}
+
+std::optional<TensorValue>
+ElaboratorImpl::scalarConstant(const Value &number, const std::string &dtype,
+                               SourceLoc at) {
+  mlir::RankedTensorType type = tensorType(dtype, {});
+  mlir::DenseElementsAttr attr;
+  if (dtype == "bool") {
+    if (!number.is(Value::Kind::Bool)) {
+      diags.error(at, "expected a bool to combine with a bool tensor, got " +
+                          number.describe());
+      return std::nullopt;
+    }
+    attr = mlir::DenseElementsAttr::get(type, number.getBool());
+  } else if (dtype == "i32" || dtype == "i64") {
+    if (!number.is(Value::Kind::Int)) {
+      diags.error(at, "expected an int to combine with an " + dtype +
+                          " tensor, got " + number.describe());
+      return std::nullopt;
+    }
+    attr = mlir::DenseElementsAttr::get(
+        type, llvm::APInt(dtype == "i32" ? 32 : 64, number.getInt(),
+                          /*isSigned=*/true));
+  } else {
+    if (!number.isNumber()) {
+      diags.error(at, "expected a number to combine with an " + dtype +
+                          " tensor, got " + number.describe());
+      return std::nullopt;
+    }
+    attr = mlir::DenseElementsAttr::get(
+        type, static_cast<float>(number.asDouble()));
+  }
+  mlir::Builder b(&context);
+  return makeTensor("tfc.constant", {}, dtype, {},
+                    {b.getNamedAttr("value", attr)}, at,
+                    "the constant " + number.str());
+}
+
+const TensorValue *ElaboratorImpl::expectTensor(const Value &value,
+                                                const std::string &what,
+                                                SourceLoc at) {
+  if (value.is(Value::Kind::None))
+    return nullptr;
+  if (value.isTensor())
+    return &value.getTensor();
+  diags.error(at, what + " must be a tensor, got " + value.describe());
+  return nullptr;
+}
+
+std::optional<int64_t> ElaboratorImpl::expectInt(const Value &value,
+                                                 const std::string &what,
+                                                 SourceLoc at) {
+  if (value.is(Value::Kind::Int))
+    return value.getInt();
+  if (!value.is(Value::Kind::None))
+    diags.error(at, what + " must be an int, got " + value.describe());
+  return std::nullopt;
+}
+
+std::optional<int64_t> ElaboratorImpl::normalizeAxis(int64_t axis, size_t rank,
+                                                     const std::string &what,
+                                                     SourceLoc at) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    diags.error(at, what + ": axis " + std::to_string(axis) +
+                        " is out of range for a tensor of rank " +
+                        std::to_string(rank));
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+void ElaboratorImpl::noteOrigin(const TensorValue &tensor) {
+  diags.note(tensor.origin, tensor.description + " is " +
+                                shapeToString(tensor.dtype, tensor.shape) +
+                                ", from here");
+}
+
+std::optional<SymShape> ElaboratorImpl::broadcast(const TensorValue &lhs,
+                                                  const TensorValue &rhs,
+                                                  const std::string &opSpelling,
+                                                  SourceLoc at) {
+  size_t rank = std::max(lhs.shape.size(), rhs.shape.size());
+  SymShape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Right-aligned, like NumPy.
+    bool hasL = i < lhs.shape.size(), hasR = i < rhs.shape.size();
+    SymDim l = hasL ? lhs.shape[lhs.shape.size() - 1 - i] : SymDim::of(1);
+    SymDim r = hasR ? rhs.shape[rhs.shape.size() - 1 - i] : SymDim::of(1);
+    SymDim &o = out[rank - 1 - i];
+    if (l == r || (r.isStatic() && r.constant == 1))
+      o = l;
+    else if (l.isStatic() && l.constant == 1)
+      o = r;
+    else {
+      diags.error(at, "cannot broadcast " +
+                          shapeToString(lhs.dtype, lhs.shape) + " and " +
+                          shapeToString(rhs.dtype, rhs.shape) + " in `" +
+                          opSpelling + "`: dimension " + l.str() + " vs " +
+                          r.str());
+      noteOrigin(lhs);
+      noteOrigin(rhs);
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+static bool isFloat(const std::string &dtype) { return dtype == "f32"; }
+static bool isInt(const std::string &dtype) {
+  return dtype == "i32" || dtype == "i64";
+}
+
+MaybeValue ElaboratorImpl::tensorBinary(ast::BinaryOp op, const Value &lhsIn,
+                                        const Value &rhsIn, SourceLoc at) {
+  using B = ast::BinaryOp;
+  std::string spelled = ast::spelling(op);
+  if (lhsIn.is(Value::Kind::None) || rhsIn.is(Value::Kind::None))
+    return std::nullopt;
+  // A static number next to a tensor becomes a scalar of its dtype.
+  auto asTensor = [&](const Value &v,
+                      const Value &other) -> std::optional<TensorValue> {
+    if (v.isTensor())
+      return v.getTensor();
+    if (v.is(Value::Kind::Dim)) {
+      diags.error(at, "cannot use the symbolic dim " + v.str() +
+                          " as a tensor value in `" + spelled +
+                          "` (use positions() for index tensors)");
+      return std::nullopt;
+    }
+    return scalarConstant(v, other.getTensor().dtype, at);
+  };
+  std::optional<TensorValue> lhs = asTensor(lhsIn, rhsIn.isTensor() ? rhsIn : lhsIn);
+  if (!lhs)
+    return std::nullopt;
+  std::optional<TensorValue> rhs = asTensor(rhsIn, lhsIn.isTensor() ? lhsIn : rhsIn);
+  if (!rhs)
+    return std::nullopt;
+
+  if (op == B::MatMul) {
+    if (!lhsIn.isTensor() || !rhsIn.isTensor()) {
+      diags.error(at, "`@` needs two tensors");
+      return std::nullopt;
+    }
+    return matmul(*lhs, *rhs, /*transposeB=*/false, at, "`@`");
+  }
+  if (lhs->dtype != rhs->dtype) {
+    diags.error(at, "cannot apply `" + spelled + "` to " +
+                        shapeToString(lhs->dtype, lhs->shape) + " and " +
+                        shapeToString(rhs->dtype, rhs->shape) +
+                        ": element types differ (use cast())");
+    noteOrigin(*lhs);
+    noteOrigin(*rhs);
+    return std::nullopt;
+  }
+  std::optional<SymShape> shape = broadcast(*lhs, *rhs, spelled, at);
+  if (!shape)
+    return std::nullopt;
+  mlir::Builder b(&context);
+  std::string name, dtype = lhs->dtype;
+  std::vector<mlir::NamedAttribute> attrs;
+  switch (op) {
+  case B::Add:
+  case B::Sub:
+  case B::Mul:
+  case B::Div:
+    if (dtype == "bool") {
+      diags.error(at, "cannot apply `" + spelled + "` to bool tensors");
+      return std::nullopt;
+    }
+    name = op == B::Add   ? "tfc.add"
+           : op == B::Sub ? "tfc.sub"
+           : op == B::Mul ? "tfc.mul"
+                          : "tfc.div";
+    break;
+  case B::And:
+  case B::Or:
+    if (dtype != "bool") {
+      diags.error(at, "`" + spelled + "` needs bool tensors, got " +
+                          shapeToString(dtype, lhs->shape));
+      return std::nullopt;
+    }
+    name = op == B::And ? "tfc.and" : "tfc.or";
+    break;
+  case B::Eq:
+  case B::Ne:
+  case B::Lt:
+  case B::Le:
+  case B::Gt:
+  case B::Ge: {
+    static const char *predicates[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    name = "tfc.cmp";
+    attrs.push_back(b.getNamedAttr(
+        "predicate",
+        b.getStringAttr(predicates[static_cast<int>(op) -
+                                   static_cast<int>(B::Eq)])));
+    dtype = "bool";
+    break;
+  }
+  default:
+    diags.error(at, "`" + spelled + "` is not defined on tensors");
+    return std::nullopt;
+  }
+  std::optional<TensorValue> result =
+      makeTensor(name, {lhs->value, rhs->value}, dtype, *shape, attrs, at,
+                 "the result of `" + spelled + "`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::matmul(const TensorValue &a, const TensorValue &b,
+                                  bool transposeB, SourceLoc at,
+                                  const std::string &what) {
+  if (!isFloat(a.dtype) || !isFloat(b.dtype)) {
+    diags.error(at, what + " needs f32 tensors, got " +
+                        shapeToString(a.dtype, a.shape) + " and " +
+                        shapeToString(b.dtype, b.shape));
+    return std::nullopt;
+  }
+  if (a.shape.size() < 2 || b.shape.size() < 2) {
+    diags.error(at, what + " needs tensors of rank 2 or more, got " +
+                        shapeToString(a.dtype, a.shape) + " and " +
+                        shapeToString(b.dtype, b.shape));
+    noteOrigin(a);
+    noteOrigin(b);
+    return std::nullopt;
+  }
+  const SymDim &m = a.shape[a.shape.size() - 2];
+  const SymDim &ka = a.shape.back();
+  const SymDim &kb = transposeB ? b.shape.back() : b.shape[b.shape.size() - 2];
+  const SymDim &n = transposeB ? b.shape[b.shape.size() - 2] : b.shape.back();
+  if (ka != kb) {
+    diags.error(at, what + ": contraction dimensions differ: " +
+                        shapeToString(a.dtype, a.shape) + " has " + ka.str() +
+                        " columns, " + shapeToString(b.dtype, b.shape) +
+                        (transposeB ? " (used transposed) has " : " has ") +
+                        kb.str() + " rows");
+    noteOrigin(a);
+    noteOrigin(b);
+    return std::nullopt;
+  }
+  TensorValue aBatch{a.value, a.dtype,
+                     SymShape(a.shape.begin(), a.shape.end() - 2), a.origin,
+                     a.description};
+  TensorValue bBatch{b.value, b.dtype,
+                     SymShape(b.shape.begin(), b.shape.end() - 2), b.origin,
+                     b.description};
+  std::optional<SymShape> shape = broadcast(aBatch, bBatch, what, at);
+  if (!shape)
+    return std::nullopt;
+  shape->push_back(m);
+  shape->push_back(n);
+  mlir::Builder builder(&context);
+  std::vector<mlir::NamedAttribute> attrs;
+  if (transposeB)
+    attrs.push_back(
+        builder.getNamedAttr("transpose_b", builder.getBoolAttr(true)));
+  std::optional<TensorValue> result =
+      makeTensor("tfc.matmul", {a.value, b.value}, "f32", *shape, attrs, at,
+                 "the result of " + what);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::unaryOp(llvm::StringRef opName,
+                                   const TensorValue &x, SourceLoc at,
+                                   const std::string &what,
+                                   llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  bool wantsBool = opName == "tfc.not";
+  if (wantsBool != (x.dtype == "bool") ||
+      (!wantsBool && opName != "tfc.neg" && !isFloat(x.dtype))) {
+    diags.error(at, "`" + what + "` cannot take " +
+                        shapeToString(x.dtype, x.shape));
+    noteOrigin(x);
+    return std::nullopt;
+  }
+  std::optional<TensorValue> result =
+      makeTensor(opName, {x.value}, x.dtype, x.shape, attrs, at,
+                 "the result of `" + what + "`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::transpose(const TensorValue &x,
+                                     std::vector<int64_t> perm, SourceLoc at) {
+  if (perm.size() != x.shape.size()) {
+    diags.error(at, "permutation has " + std::to_string(perm.size()) +
+                        " entries for a tensor of rank " +
+                        std::to_string(x.shape.size()));
+    return std::nullopt;
+  }
+  std::vector<bool> seen(perm.size());
+  SymShape shape;
+  for (int64_t &p : perm) {
+    std::optional<int64_t> axis = normalizeAxis(p, perm.size(), "permute", at);
+    if (!axis)
+      return std::nullopt;
+    if (seen[*axis]) {
+      diags.error(at, "axis " + std::to_string(*axis) +
+                          " appears twice in the permutation");
+      return std::nullopt;
+    }
+    seen[*axis] = true;
+    p = *axis;
+    shape.push_back(x.shape[*axis]);
+  }
+  mlir::Builder b(&context);
+  std::optional<TensorValue> result = makeTensor(
+      "tfc.transpose", {x.value}, x.dtype, shape,
+      {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}, at,
+      "the transpose of " + x.description);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::reshape(const TensorValue &x, const SymShape &shape,
+                                   SourceLoc at) {
+  // tfc.reshape regroups static dimensions only; symbolic ones must appear
+  // in the same order, which covers head split/merge ([b, s, h*d] <->
+  // [b, s, h, d]) without runtime shape arithmetic.
+  std::vector<SymDim> inSym, outSym;
+  int64_t inProduct = 1, outProduct = 1;
+  for (const SymDim &d : x.shape) {
+    if (d.isStatic())
+      inProduct *= d.constant;
+    else
+      inSym.push_back(d);
+  }
+  std::vector<int64_t> attr;
+  for (const SymDim &d : shape) {
+    if (d.isStatic()) {
+      if (d.constant <= 0 || d.constant > ElaborationLimits::maxDimSize) {
+        diags.error(at, "reshape to a dimension of " + d.str());
+        return std::nullopt;
+      }
+      if (__builtin_mul_overflow(outProduct, d.constant, &outProduct)) {
+        diags.error(at, "reshape target is too large");
+        return std::nullopt;
+      }
+      attr.push_back(d.constant);
+    } else {
+      outSym.push_back(d);
+      attr.push_back(-1);
+    }
+  }
+  if (inSym != outSym || inProduct != outProduct) {
+    diags.error(at, "cannot reshape " + shapeToString(x.dtype, x.shape) +
+                        " to " + shapeToString(x.dtype, shape) +
+                        (inSym != outSym
+                             ? ": symbolic dimensions must stay in order"
+                             : ": element counts differ"));
+    noteOrigin(x);
+    return std::nullopt;
+  }
+  mlir::Builder b(&context);
+  std::optional<TensorValue> result = makeTensor(
+      "tfc.reshape", {x.value}, x.dtype, shape,
+      {b.getNamedAttr("shape", b.getDenseI64ArrayAttr(attr))}, at,
+      "the reshape of " + x.description);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::slice(const TensorValue &x, int64_t axis,
+                                 int64_t start, int64_t end, SourceLoc at) {
+  const SymDim &dim = x.shape[axis];
+  if (start < 0 || end <= start || (dim.isStatic() && end > dim.constant)) {
+    diags.error(at, "slice " + std::to_string(start) + ":" +
+                        std::to_string(end) + " is out of range for axis " +
+                        std::to_string(axis) + " of " +
+                        shapeToString(x.dtype, x.shape));
+    noteOrigin(x);
+    return std::nullopt;
+  }
+  SymShape shape = x.shape;
+  shape[axis] = SymDim::of(end - start);
+  mlir::Builder b(&context);
+  std::optional<TensorValue> result = makeTensor(
+      "tfc.slice", {x.value}, x.dtype, shape,
+      {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+       b.getNamedAttr("start", b.getI64IntegerAttr(start)),
+       b.getNamedAttr("end", b.getI64IntegerAttr(end))},
+      at, "a slice of " + x.description);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::concat(const std::vector<TensorValue> &parts,
+                                  int64_t axisIn, SourceLoc at,
+                                  const std::string &what) {
+  if (parts.empty()) {
+    diags.error(at, what + " needs at least one tensor");
+    return std::nullopt;
+  }
+  const TensorValue &first = parts[0];
+  std::optional<int64_t> axis =
+      normalizeAxis(axisIn, first.shape.size(), what, at);
+  if (!axis)
+    return std::nullopt;
+  SymShape shape = first.shape;
+  shape[*axis] = SymDim::of(0);
+  std::vector<mlir::Value> operands;
+  for (const TensorValue &part : parts) {
+    bool compatible = part.dtype == first.dtype &&
+                      part.shape.size() == first.shape.size();
+    for (size_t i = 0; compatible && i < part.shape.size(); ++i)
+      if (static_cast<int64_t>(i) != *axis && part.shape[i] != first.shape[i])
+        compatible = false;
+    if (!compatible) {
+      diags.error(at, what + " cannot join " +
+                          shapeToString(first.dtype, first.shape) + " and " +
+                          shapeToString(part.dtype, part.shape) +
+                          " along axis " + std::to_string(*axis));
+      noteOrigin(first);
+      noteOrigin(part);
+      return std::nullopt;
+    }
+    SymDim &total = shape[*axis];
+    total.constant += part.shape[*axis].constant;
+    for (const auto &[name, coeff] : part.shape[*axis].terms)
+      total.terms[name] += coeff;
+    operands.push_back(part.value);
+  }
+  if (parts.size() == 1)
+    return Value::ofTensor(first);
+  mlir::Builder b(&context);
+  std::optional<TensorValue> result =
+      makeTensor("tfc.concat", operands, first.dtype, shape,
+                 {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
+                 "the result of " + what);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::castTo(const TensorValue &x,
+                                  const std::string &dtype, SourceLoc at) {
+  if (dtype != "f32" && dtype != "i32" && dtype != "i64" && dtype != "bool") {
+    diags.error(at, "cast to unknown element type '" + dtype +
+                        "' (f32, i32, i64, bool)");
+    return std::nullopt;
+  }
+  if (dtype == x.dtype)
+    return Value::ofTensor(x);
+  std::optional<TensorValue> result =
+      makeTensor("tfc.cast", {x.value}, dtype, x.shape, {}, at,
+                 "the cast of " + x.description);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::whereOp(const TensorValue &cond, const Value &aIn,
+                                   const Value &bIn, SourceLoc at,
+                                   const std::string &what) {
+  if (cond.dtype != "bool") {
+    diags.error(at, what + " needs a bool condition, got " +
+                        shapeToString(cond.dtype, cond.shape));
+    noteOrigin(cond);
+    return std::nullopt;
+  }
+  std::string dtype = aIn.isTensor()   ? aIn.getTensor().dtype
+                      : bIn.isTensor() ? bIn.getTensor().dtype
+                                       : "f32";
+  auto asTensor = [&](const Value &v) -> std::optional<TensorValue> {
+    if (v.isTensor())
+      return v.getTensor();
+    return scalarConstant(v, dtype, at);
+  };
+  std::optional<TensorValue> a = asTensor(aIn);
+  if (!a)
+    return std::nullopt;
+  std::optional<TensorValue> b = asTensor(bIn);
+  if (!b)
+    return std::nullopt;
+  if (a->dtype != b->dtype) {
+    diags.error(at, what + ": the two branches have different element types: " +
+                        shapeToString(a->dtype, a->shape) + " and " +
+                        shapeToString(b->dtype, b->shape));
+    return std::nullopt;
+  }
+  std::optional<SymShape> ab = broadcast(*a, *b, what, at);
+  if (!ab)
+    return std::nullopt;
+  TensorValue abShape{a->value, a->dtype, *ab, a->origin, a->description};
+  std::optional<SymShape> shape = broadcast(cond, abShape, what, at);
+  if (!shape)
+    return std::nullopt;
+  std::optional<TensorValue> result =
+      makeTensor("tfc.where", {cond.value, a->value, b->value}, dtype, *shape,
+                 {}, at, "the result of " + what);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue ElaboratorImpl::reduce(llvm::StringRef opName, const TensorValue &x,
+                                  int64_t axisIn, bool keepdim, SourceLoc at,
+                                  const std::string &what) {
+  if (!isFloat(x.dtype)) {
+    diags.error(at, what + " needs an f32 tensor, got " +
+                        shapeToString(x.dtype, x.shape));
+    return std::nullopt;
+  }
+  std::optional<int64_t> axis = normalizeAxis(axisIn, x.shape.size(), what, at);
+  if (!axis)
+    return std::nullopt;
+  SymShape shape = x.shape;
+  if (keepdim)
+    shape[*axis] = SymDim::of(1);
+  else
+    shape.erase(shape.begin() + *axis);
+  mlir::Builder b(&context);
+  std::optional<TensorValue> result = makeTensor(
+      opName, {x.value}, x.dtype, shape,
+      {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
+       b.getNamedAttr("keepdim", b.getBoolAttr(keepdim))},
+      at, "the result of " + what);
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+std::optional<DimSource> ElaboratorImpl::dimSource(const Value &dim,
+                                                   SourceLoc at,
+                                                   const std::string &what) {
+  if (dim.is(Value::Kind::Dim)) {
+    if (dim.getDimSource())
+      return dim.getDimSource();
+    const SymDim &d = dim.getDim();
+    if (d.constant == 0 && d.terms.size() == 1 &&
+        d.terms.begin()->second == 1) {
+      auto found = entryDims.find(d.terms.begin()->first);
+      if (found != entryDims.end())
+        return found->second;
+    }
+    diags.error(at, what + ": cannot read the size " + d.str() +
+                        " at run time; pass `dim(tensor, axis)` of a tensor "
+                        "that has it");
+    return std::nullopt;
+  }
+  diags.error(at, what + " needs a dim, got " + dim.describe());
+  return std::nullopt;
+}
+
+MaybeValue ElaboratorImpl::indexTensor(const TensorValue &x,
+                                       const std::vector<ast::Subscript> &subs,
+                                       SourceLoc at) {
+  if (subs.size() > x.shape.size()) {
+    diags.error(at, "too many subscripts (" + std::to_string(subs.size()) +
+                        ") for " + shapeToString(x.dtype, x.shape));
+    return std::nullopt;
+  }
+  TensorValue current = x;
+  std::vector<bool> drop(x.shape.size(), false);
+  for (size_t axis = 0; axis < subs.size(); ++axis) {
+    const ast::Subscript &sub = subs[axis];
+    const SymDim &dim = current.shape[axis];
+    auto bound = [&](const ast::ExprPtr &e,
+                     int64_t fallback) -> std::optional<int64_t> {
+      if (!e)
+        return fallback;
+      MaybeValue v = eval(*e);
+      if (!v)
+        return std::nullopt;
+      std::optional<int64_t> i = expectInt(*v, "a subscript", e->getLoc());
+      if (!i)
+        return std::nullopt;
+      if (*i < 0) {
+        if (!dim.isStatic()) {
+          diags.error(e->getLoc(), "a negative index needs a static "
+                                   "dimension, axis " +
+                                       std::to_string(axis) + " is " +
+                                       dim.str());
+          return std::nullopt;
+        }
+        return *i + dim.constant;
+      }
+      return *i;
+    };
+    int64_t start, end;
+    if (sub.isSlice) {
+      if (!sub.start && !sub.end)
+        continue; // `:` keeps the whole axis
+      if (!dim.isStatic() && !sub.end) {
+        diags.error(sub.loc, "cannot slice the symbolic dimension " +
+                                 dim.str() + " to its end");
+        return std::nullopt;
+      }
+      std::optional<int64_t> s = bound(sub.start, 0);
+      std::optional<int64_t> e =
+          bound(sub.end, dim.isStatic() ? dim.constant : 0);
+      if (!s || !e)
+        return std::nullopt;
+      start = *s;
+      end = *e;
+    } else {
+      std::optional<int64_t> i = bound(sub.index, 0);
+      if (!i)
+        return std::nullopt;
+      start = *i;
+      end = *i + 1;
+      drop[axis] = true;
+    }
+    // A symbolic axis can be sliced with static bounds (`h[:, 0]` takes the
+    // first token); the runtime checks the bound against the actual size.
+    if (dim.isStatic() && start == 0 && end == dim.constant && !drop[axis])
+      continue;
+    MaybeValue sliced = slice(current, axis, start, end, sub.loc);
+    if (!sliced)
+      return std::nullopt;
+    current = sliced->getTensor();
+  }
+  if (std::find(drop.begin(), drop.end(), true) == drop.end())
+    return Value::ofTensor(current);
+  SymShape shape;
+  for (size_t i = 0; i < current.shape.size(); ++i)
+    if (!drop[i])
+      shape.push_back(current.shape[i]);
+  return reshape(current, shape, at);
+}
+
+//===----------------------------------------------------------------------===//
+// The builtin table
+//===----------------------------------------------------------------------===//
+
+MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
+                                       bool &found) {
+  found = true;
+  const std::string &f = call.callee;
+  SourceLoc at = call.getLoc();
+  mlir::Builder b(&context);
+  auto req = [](const char *name) { return ArgSpec{name, std::nullopt}; };
+  auto opt = [](const char *name, Value v) { return ArgSpec{name, v}; };
+  auto tensorArg = [&](const Value &v, const char *name) {
+    return expectTensor(v, "argument '" + std::string(name) + "' of `" + f + "`",
+                        at);
+  };
+
+  // Elementwise unary functions.
+  static const std::map<std::string, std::string> unary = {
+      {"exp", "tfc.exp"},         {"log", "tfc.log"},
+      {"sqrt", "tfc.sqrt"},       {"rsqrt", "tfc.rsqrt"},
+      {"tanh", "tfc.tanh"},       {"erf", "tfc.erf"},
+      {"sigmoid", "tfc.sigmoid"}, {"relu", "tfc.relu"},
+      {"silu", "tfc.silu"},       {"gelu", "tfc.gelu"},
+      {"sin", "tfc.sin"},         {"cos", "tfc.cos"},
+      {"gelu_tanh", "tfc.gelu"},  {"neg", "tfc.neg"}};
+  auto geluAttrs = [&](const std::string &kind) {
+    return std::vector<mlir::NamedAttribute>{b.getNamedAttr(
+        "approximate", b.getStringAttr(kind == "gelu_tanh" ? "tanh" : "none"))};
+  };
+  if (auto it = unary.find(f); it != unary.end()) {
+    auto args = bindArgs(call, {req("x")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::vector<mlir::NamedAttribute> attrs;
+    if (it->second == "tfc.gelu")
+      attrs = geluAttrs(f);
+    return unaryOp(it->second, *x, at, f, attrs);
+  }
+
+  if (f == "activation") {
+    auto args = bindArgs(call, {req("x"), req("kind")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    const Value &kind = (*args)[1];
+    static const std::map<std::string, std::string> kinds = {
+        {"relu", "tfc.relu"},
+        {"gelu", "tfc.gelu"},
+        {"gelu_tanh", "tfc.gelu"},
+        {"gelu_new", "tfc.gelu"},
+        {"silu", "tfc.silu"},
+        {"swish", "tfc.silu"},
+        {"identity", ""}};
+    auto k = kind.is(Value::Kind::Enum) || kind.is(Value::Kind::Str)
+                 ? kinds.find(kind.getStr())
+                 : kinds.end();
+    if (k == kinds.end()) {
+      diags.error(call.args.size() > 1 ? call.args[1].loc : at,
+                  "unknown activation " + kind.str() +
+                      " (relu, gelu, gelu_tanh, gelu_new, silu, swish, "
+                      "identity)");
+      return std::nullopt;
+    }
+    if (k->second.empty())
+      return (*args)[0];
+    std::vector<mlir::NamedAttribute> attrs;
+    if (k->second == "tfc.gelu")
+      attrs = geluAttrs(k->first == "gelu" ? "gelu" : "gelu_tanh");
+    return unaryOp(k->second, *x, at, k->first, attrs);
+  }
+
+  if (f == "matmul") {
+    auto args = bindArgs(call, {req("a"), req("b")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *a = tensorArg((*args)[0], "a");
+    const TensorValue *bt = a ? tensorArg((*args)[1], "b") : nullptr;
+    if (!bt)
+      return std::nullopt;
+    return matmul(*a, *bt, false, at, "`matmul`");
+  }
+
+  if (f == "linear") {
+    auto args = bindArgs(call, {req("x"), req("w"), opt("b", Value::none())});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    const TensorValue *w = x ? tensorArg((*args)[1], "w") : nullptr;
+    if (!w)
+      return std::nullopt;
+    MaybeValue y = matmul(*x, *w, /*transposeB=*/true, at, "`linear`");
+    if (!y || (*args)[2].is(Value::Kind::None))
+      return y;
+    return tensorBinary(ast::BinaryOp::Add, *y, (*args)[2], at);
+  }
+
+  if (f == "pow" || f == "maximum" || f == "minimum") {
+    auto args = bindArgs(call, {req("a"), req("b")});
+    if (!args)
+      return std::nullopt;
+    const Value &l = (*args)[0], &r = (*args)[1];
+    if (!l.isTensor() && !r.isTensor()) {
+      diags.error(at, "`" + f + "` needs a tensor operand");
+      return std::nullopt;
+    }
+    auto asTensor = [&](const Value &v,
+                        const std::string &dt) -> std::optional<TensorValue> {
+      if (v.isTensor())
+        return v.getTensor();
+      return scalarConstant(v, dt, at);
+    };
+    std::string dt = l.isTensor() ? l.getTensor().dtype : r.getTensor().dtype;
+    std::optional<TensorValue> lt = asTensor(l, dt);
+    std::optional<TensorValue> rt = lt ? asTensor(r, dt) : std::nullopt;
+    if (!rt)
+      return std::nullopt;
+    if (!isFloat(lt->dtype) || !isFloat(rt->dtype)) {
+      diags.error(at, "`" + f + "` needs f32 tensors");
+      return std::nullopt;
+    }
+    std::optional<SymShape> shape = broadcast(*lt, *rt, f, at);
+    if (!shape)
+      return std::nullopt;
+    std::optional<TensorValue> result =
+        makeTensor("tfc." + f, {lt->value, rt->value}, "f32", *shape, {}, at,
+                   "the result of `" + f + "`");
+    if (!result)
+      return std::nullopt;
+    return Value::ofTensor(*result);
+  }
+
+  if (f == "transpose") {
+    auto args = bindArgs(call, {req("x"), opt("a", Value::ofInt(-2)),
+                                opt("b", Value::ofInt(-1))});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::optional<int64_t> a1 = expectInt((*args)[1], "axis", at);
+    std::optional<int64_t> a2 = a1 ? expectInt((*args)[2], "axis", at)
+                                   : std::nullopt;
+    if (!a2)
+      return std::nullopt;
+    a1 = normalizeAxis(*a1, x->shape.size(), "transpose", at);
+    a2 = a1 ? normalizeAxis(*a2, x->shape.size(), "transpose", at)
+            : std::nullopt;
+    if (!a2)
+      return std::nullopt;
+    std::vector<int64_t> perm(x->shape.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[*a1], perm[*a2]);
+    return transpose(*x, perm, at);
+  }
+
+  if (f == "permute") {
+    auto args = bindArgs(call, {req("x"), req("perm")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    if (!(*args)[1].is(Value::Kind::List)) {
+      diags.error(at, "`permute` needs a list of axes");
+      return std::nullopt;
+    }
+    std::vector<int64_t> perm;
+    for (const Value &v : (*args)[1].getList()) {
+      std::optional<int64_t> axis = expectInt(v, "a permutation entry", at);
+      if (!axis)
+        return std::nullopt;
+      perm.push_back(*axis);
+    }
+    return transpose(*x, perm, at);
+  }
+
+  if (f == "reshape") {
+    auto args = bindArgs(call, {req("x"), req("shape")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    if (!(*args)[1].is(Value::Kind::List)) {
+      diags.error(at, "`reshape` needs a list of dimensions");
+      return std::nullopt;
+    }
+    SymShape shape;
+    for (const Value &v : (*args)[1].getList()) {
+      std::optional<SymDim> dim = v.asDim();
+      if (!dim) {
+        diags.error(at, "reshape dimensions must be ints or dims, got " +
+                            v.describe());
+        return std::nullopt;
+      }
+      shape.push_back(*dim);
+    }
+    if (shape.size() > ElaborationLimits::maxRank) {
+      diags.error(at, "tensors have at most 8 dimensions");
+      return std::nullopt;
+    }
+    return reshape(*x, shape, at);
+  }
+
+  if (f == "split") {
+    auto args =
+        bindArgs(call, {req("x"), req("parts"), opt("axis", Value::ofInt(-1))});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::optional<int64_t> parts = expectInt((*args)[1], "`split` parts", at);
+    std::optional<int64_t> axisIn =
+        parts ? expectInt((*args)[2], "axis", at) : std::nullopt;
+    if (!axisIn)
+      return std::nullopt;
+    std::optional<int64_t> axis =
+        normalizeAxis(*axisIn, x->shape.size(), "split", at);
+    if (!axis)
+      return std::nullopt;
+    const SymDim &dim = x->shape[*axis];
+    if (*parts <= 0 || !dim.isStatic() || dim.constant % *parts != 0) {
+      diags.error(at, "cannot split axis " + std::to_string(*axis) + " of " +
+                          shapeToString(x->dtype, x->shape) + " into " +
+                          std::to_string(*parts) + " equal parts");
+      return std::nullopt;
+    }
+    int64_t size = dim.constant / *parts;
+    std::vector<Value> pieces;
+    for (int64_t i = 0; i < *parts; ++i) {
+      MaybeValue piece = slice(*x, *axis, i * size, (i + 1) * size, at);
+      if (!piece)
+        return std::nullopt;
+      pieces.push_back(*piece);
+    }
+    return Value::ofList(std::move(pieces));
+  }
+
+  if (f == "concat" || f == "stack") {
+    auto args = bindArgs(call, {req("tensors"),
+                                opt("axis", Value::ofInt(f == "stack" ? 0 : -1))});
+    if (!args)
+      return std::nullopt;
+    if (!(*args)[0].is(Value::Kind::List)) {
+      diags.error(at, "`" + f + "` needs a list of tensors");
+      return std::nullopt;
+    }
+    std::optional<int64_t> axis = expectInt((*args)[1], "axis", at);
+    if (!axis)
+      return std::nullopt;
+    std::vector<TensorValue> parts;
+    for (const Value &v : (*args)[0].getList()) {
+      const TensorValue *t = expectTensor(v, "an element of `" + f + "`", at);
+      if (!t)
+        return std::nullopt;
+      parts.push_back(*t);
+    }
+    if (f == "stack") {
+      if (parts.empty()) {
+        diags.error(at, "`stack` needs at least one tensor");
+        return std::nullopt;
+      }
+      std::optional<int64_t> newAxis =
+          normalizeAxis(*axis, parts[0].shape.size() + 1, "stack", at);
+      if (!newAxis)
+        return std::nullopt;
+      for (TensorValue &part : parts) {
+        SymShape shape = part.shape;
+        shape.insert(shape.begin() + *newAxis, SymDim::of(1));
+        MaybeValue expanded = reshape(part, shape, at);
+        if (!expanded)
+          return std::nullopt;
+        part = expanded->getTensor();
+      }
+      return concat(parts, *newAxis, at, "`stack`");
+    }
+    return concat(parts, *axis, at, "`concat`");
+  }
+
+  if (f == "gather") {
+    auto args = bindArgs(call, {req("table"), req("ids")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *table = tensorArg((*args)[0], "table");
+    const TensorValue *ids = table ? tensorArg((*args)[1], "ids") : nullptr;
+    if (!ids)
+      return std::nullopt;
+    if (!isFloat(table->dtype) || table->shape.empty() || !isInt(ids->dtype)) {
+      diags.error(at, "`gather` needs an f32 table and integer ids, got " +
+                          shapeToString(table->dtype, table->shape) + " and " +
+                          shapeToString(ids->dtype, ids->shape));
+      return std::nullopt;
+    }
+    SymShape shape = ids->shape;
+    shape.insert(shape.end(), table->shape.begin() + 1, table->shape.end());
+    std::optional<TensorValue> result =
+        makeTensor("tfc.gather", {table->value, ids->value}, "f32", shape, {},
+                   at, "the result of `gather`");
+    if (!result)
+      return std::nullopt;
+    return Value::ofTensor(*result);
+  }
+
+  if (f == "sum" || f == "mean" || f == "max") {
+    auto args = bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1)),
+                                opt("keepdim", Value::ofBool(false))});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::optional<int64_t> axis = expectInt((*args)[1], "axis", at);
+    if (!axis)
+      return std::nullopt;
+    if (!(*args)[2].is(Value::Kind::Bool)) {
+      diags.error(at, "keepdim must be a bool");
+      return std::nullopt;
+    }
+    std::string op = f == "sum"    ? "tfc.reduce_sum"
+                     : f == "mean" ? "tfc.reduce_mean"
+                                   : "tfc.reduce_max";
+    return reduce(op, *x, *axis, (*args)[2].getBool(), at, "`" + f + "`");
+  }
+
+  if (f == "softmax") {
+    auto args = bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1))});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::optional<int64_t> axisIn = expectInt((*args)[1], "axis", at);
+    std::optional<int64_t> axis =
+        axisIn ? normalizeAxis(*axisIn, x->shape.size(), "softmax", at)
+               : std::nullopt;
+    if (!axis)
+      return std::nullopt;
+    if (!isFloat(x->dtype)) {
+      diags.error(at, "`softmax` needs an f32 tensor");
+      return std::nullopt;
+    }
+    std::optional<TensorValue> result = makeTensor(
+        "tfc.softmax", {x->value}, "f32", x->shape,
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
+        "the result of `softmax`");
+    if (!result)
+      return std::nullopt;
+    return Value::ofTensor(*result);
+  }
+
+  if (f == "layer_norm" || f == "rms_norm") {
+    bool ln = f == "layer_norm";
+    std::vector<ArgSpec> specs = {req("x"), req("gamma")};
+    if (ln)
+      specs.push_back(req("beta"));
+    specs.push_back(opt("eps", Value::ofFloat(ln ? 1e-5 : 1e-6)));
+    auto args = bindArgs(call, specs);
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::vector<mlir::Value> operands = {x->value};
+    if (!isFloat(x->dtype) || x->shape.empty()) {
+      diags.error(at, "`" + f + "` needs an f32 tensor of rank >= 1, got " +
+                          shapeToString(x->dtype, x->shape));
+      return std::nullopt;
+    }
+    for (size_t i = 1; i < (ln ? 3u : 2u); ++i) {
+      const TensorValue *p = tensorArg((*args)[i], specs[i].name.c_str());
+      if (!p)
+        return std::nullopt;
+      if (p->shape.size() != 1 || p->shape[0] != x->shape.back()) {
+        diags.error(at, "`" + f + "`: " + specs[i].name + " is " +
+                            shapeToString(p->dtype, p->shape) +
+                            " but the normalized axis of " +
+                            shapeToString(x->dtype, x->shape) + " is " +
+                            x->shape.back().str());
+        noteOrigin(*x);
+        noteOrigin(*p);
+        return std::nullopt;
+      }
+      operands.push_back(p->value);
+    }
+    const Value &eps = (*args)[ln ? 3 : 2];
+    if (!eps.isNumber() || eps.asDouble() < 0) {
+      diags.error(at, "eps must be a non-negative number, got " + eps.str());
+      return std::nullopt;
+    }
+    std::optional<TensorValue> result = makeTensor(
+        "tfc." + f, operands, "f32", x->shape,
+        {b.getNamedAttr("epsilon", b.getF64FloatAttr(eps.asDouble()))}, at,
+        "the result of `" + f + "`");
+    if (!result)
+      return std::nullopt;
+    return Value::ofTensor(*result);
+  }
+
+  if (f == "where" || f == "masked_fill") {
+    auto args = bindArgs(call, f == "where"
+                                   ? std::vector<ArgSpec>{req("cond"), req("a"),
+                                                          req("b")}
+                                   : std::vector<ArgSpec>{req("x"), req("mask"),
+                                                          req("value")});
+    if (!args)
+      return std::nullopt;
+    if (f == "where") {
+      const TensorValue *cond = tensorArg((*args)[0], "cond");
+      if (!cond)
+        return std::nullopt;
+      return whereOp(*cond, (*args)[1], (*args)[2], at, "`where`");
+    }
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    const TensorValue *mask = x ? tensorArg((*args)[1], "mask") : nullptr;
+    if (!mask)
+      return std::nullopt;
+    return whereOp(*mask, (*args)[2], (*args)[0], at, "`masked_fill`");
+  }
+
+  if (f == "cast") {
+    auto args = bindArgs(call, {req("x"), req("dtype")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    if (!(*args)[1].is(Value::Kind::Enum) && !(*args)[1].is(Value::Kind::Str)) {
+      diags.error(at, "`cast` needs an element type name, got " +
+                          (*args)[1].describe());
+      return std::nullopt;
+    }
+    return castTo(*x, (*args)[1].getStr(), at);
+  }
+
+  if (f == "dim") {
+    auto args = bindArgs(call, {req("x"), req("axis")});
+    if (!args)
+      return std::nullopt;
+    const TensorValue *x = tensorArg((*args)[0], "x");
+    if (!x)
+      return std::nullopt;
+    std::optional<int64_t> axisIn = expectInt((*args)[1], "axis", at);
+    std::optional<int64_t> axis =
+        axisIn ? normalizeAxis(*axisIn, x->shape.size(), "dim", at)
+               : std::nullopt;
+    if (!axis)
+      return std::nullopt;
+    return Value::ofDim(x->shape[*axis], DimSource{x->value, *axis});
+  }
+
+  if (f == "positions") {
+    auto args = bindArgs(call, {req("n"), opt("offset", Value::ofInt(0))});
+    if (!args)
+      return std::nullopt;
+    const Value &n = (*args)[0], &offset = (*args)[1];
+    std::optional<SymDim> nDim = n.asDim();
+    std::optional<SymDim> offDim = offset.asDim();
+    if (!nDim || !offDim) {
+      diags.error(at, "`positions` takes a length and an offset (ints or "
+                      "dims), got " +
+                          n.describe() + " and " + offset.describe());
+      return std::nullopt;
+    }
+    SymShape shape = {*nDim};
+    if (nDim->isStatic()) {
+      if (nDim->constant <= 0 || nDim->constant > (1 << 24)) {
+        diags.error(at, "`positions` length must be in 1..2^24");
+        return std::nullopt;
+      }
+      std::vector<int32_t> iota(nDim->constant);
+      std::iota(iota.begin(), iota.end(), 0);
+      auto type = tensorType("i32", shape);
+      std::optional<TensorValue> base = makeTensor(
+          "tfc.constant", {}, "i32", shape,
+          {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
+                                       type, llvm::ArrayRef<int32_t>(iota)))},
+          at, "`positions`");
+      if (!base)
+        return std::nullopt;
+      if (offDim->isStatic() && offDim->constant == 0)
+        return Value::ofTensor(*base);
+      if (offDim->isStatic())
+        return tensorBinary(ast::BinaryOp::Add, Value::ofTensor(*base),
+                            Value::ofInt(offDim->constant), at);
+      diags.error(at, "`positions` with a static length needs a static "
+                      "offset");
+      return std::nullopt;
+    }
+    std::optional<DimSource> src = dimSource(n, at, "`positions`");
+    if (!src)
+      return std::nullopt;
+    std::vector<mlir::Value> operands = {src->value};
+    std::vector<mlir::NamedAttribute> attrs = {
+        b.getNamedAttr("axis", b.getI64IntegerAttr(src->axis))};
+    bool staticOffset = offDim->isStatic();
+    if (!staticOffset) {
+      std::optional<DimSource> offSrc =
+          dimSource(offset, at, "`positions` offset");
+      if (!offSrc)
+        return std::nullopt;
+      operands.push_back(offSrc->value);
+      attrs.push_back(
+          b.getNamedAttr("offset_axis", b.getI64IntegerAttr(offSrc->axis)));
+    }
+    std::optional<TensorValue> result = makeTensor(
+        "tfc.positions", operands, "i32", shape, attrs, at, "`positions`");
+    if (!result)
+      return std::nullopt;
+    if (staticOffset && offDim->constant != 0)
+      return tensorBinary(ast::BinaryOp::Add, Value::ofTensor(*result),
+                          Value::ofInt(offDim->constant), at);
+    return Value::ofTensor(*result);
+  }
+
+  if (f == "causal_mask") {
+    auto args = bindArgs(call, {req("q"), req("k")});
+    if (!args)
+      return std::nullopt;
+    std::optional<SymDim> q = (*args)[0].asDim(), k = (*args)[1].asDim();
+    if (!q || !k) {
+      diags.error(at, "`causal_mask` takes two lengths (ints or dims)");
+      return std::nullopt;
+    }
+    SymShape shape = {*q, *k};
+    if (q->isStatic() && k->isStatic()) {
+      if (q->constant <= 0 || k->constant <= 0 ||
+          q->constant * k->constant > (1 << 24)) {
+        diags.error(at, "`causal_mask` of static size needs 1 <= q*k <= 2^24");
+        return std::nullopt;
+      }
+      llvm::SmallVector<bool> bits;
+      for (int64_t i = 0; i < q->constant; ++i)
+        for (int64_t j = 0; j < k->constant; ++j)
+          bits.push_back(j <= i + k->constant - q->constant);
+      auto type = tensorType("bool", shape);
+      std::optional<TensorValue> result = makeTensor(
+          "tfc.constant", {}, "bool", shape,
+          {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
+                                       type, llvm::ArrayRef<bool>(bits)))},
+          at, "`causal_mask`");
+      if (!result)
+        return std::nullopt;
+      return Value::ofTensor(*result);
+    }
+    std::optional<DimSource> qs = dimSource((*args)[0], at, "`causal_mask`");
+    std::optional<DimSource> ks =
+        qs ? dimSource((*args)[1], at, "`causal_mask`") : std::nullopt;
+    if (!ks)
+      return std::nullopt;
+    std::optional<TensorValue> result = makeTensor(
+        "tfc.causal_mask", {qs->value, ks->value}, "bool", shape,
+        {b.getNamedAttr("q_axis", b.getI64IntegerAttr(qs->axis)),
+         b.getNamedAttr("k_axis", b.getI64IntegerAttr(ks->axis))},
+        at, "`causal_mask`");
+    if (!result)
+      return std::nullopt;
+    return Value::ofTensor(*result);
+  }
+
+  found = false;
+  return std::nullopt;
+}

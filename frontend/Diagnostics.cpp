@@ -1,0 +1,64 @@
+//===- Diagnostics.cpp - Errors with source locations ---------------------===//
+
+#include "frontend/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace tfc {
+
+void DiagnosticEngine::error(SourceLoc loc, std::string message) {
+  // Past the limit, errors are counted but not kept so a pathological input
+  // cannot make the output grow without bound.
+  droppedLast = tooManyErrors();
+  ++numErrors;
+  if (!droppedLast)
+    diags.push_back({Severity::Error, loc, std::move(message)});
+}
+
+void DiagnosticEngine::warning(SourceLoc loc, std::string message) {
+  droppedLast = false;
+  diags.push_back({Severity::Warning, loc, std::move(message)});
+}
+
+void DiagnosticEngine::note(SourceLoc loc, std::string message) {
+  if (!droppedLast && !diags.empty())
+    diags.push_back({Severity::Note, loc, std::move(message)});
+}
+
+void DiagnosticEngine::print(llvm::raw_ostream &os) const {
+  for (const Diagnostic &diag : diags) {
+    if (diag.loc.isValid())
+      os << sources.format(diag.loc) << ": ";
+    switch (diag.severity) {
+    case Severity::Error:
+      os << "error: ";
+      break;
+    case Severity::Warning:
+      os << "warning: ";
+      break;
+    case Severity::Note:
+      os << "note: ";
+      break;
+    }
+    os << diag.message << "\n";
+    if (!diag.loc.isValid())
+      continue;
+    std::string line = sources.getLine(diag.loc.fileId, diag.loc.line);
+    if (line.empty())
+      continue;
+    os << line << "\n";
+    // Keep tabs in the caret line so the caret lines up under the column.
+    std::string caret;
+    for (uint32_t i = 1; i < diag.loc.col && i <= line.size(); ++i)
+      caret += line[i - 1] == '\t' ? '\t' : ' ';
+    os << caret << "^\n";
+  }
+  if (numErrors > 0) {
+    if (numErrors > errorLimit)
+      os << "too many errors; stopped after " << errorLimit << ".\n";
+    os << numErrors << (numErrors == 1 ? " error" : " errors")
+       << " generated.\n";
+  }
+}
+
+} // namespace tfc

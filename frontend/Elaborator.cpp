@@ -1,0 +1,1266 @@
+//===- Elaborator.cpp - AST to tfc dialect (MLIRGen) ----------------------===//
+//
+// Statements, expressions, blocks and entry points. The tensor builtins live
+// in Builtins.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ElaboratorImpl.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace tfc;
+using llvm::dyn_cast;
+using llvm::isa;
+
+ElaboratorImpl::ElaboratorImpl(mlir::MLIRContext &context,
+                               DiagnosticEngine &diags,
+                               const ElaborateOptions &options)
+    : context(context), diags(diags), options(options), builder(&context) {}
+
+//===----------------------------------------------------------------------===//
+// Scopes
+//===----------------------------------------------------------------------===//
+
+const Value *ElaboratorImpl::lookup(const std::string &name) const {
+  if (!frames.empty()) {
+    const Frame &frame = frames.back();
+    for (auto it = frame.scopes.rbegin(); it != frame.scopes.rend(); ++it) {
+      auto found = it->names.find(name);
+      if (found != it->names.end())
+        return &found->second;
+    }
+  }
+  auto found = config.find(name);
+  if (found != config.end())
+    return &found->second;
+  return nullptr;
+}
+
+void ElaboratorImpl::assign(const std::string &name, Value value) {
+  // Assignment updates the innermost enclosing binding of the frame, which
+  // is how a loop carries `x` from one layer to the next.
+  Frame &frame = frames.back();
+  for (auto it = frame.scopes.rbegin(); it != frame.scopes.rend(); ++it) {
+    auto found = it->names.find(name);
+    if (found != it->names.end()) {
+      found->second = std::move(value);
+      return;
+    }
+  }
+  frame.scopes.back().names[name] = std::move(value);
+}
+
+void ElaboratorImpl::define(const std::string &name, Value value) {
+  frames.back().scopes.back().names[name] = std::move(value);
+}
+
+bool ElaboratorImpl::step(SourceLoc at) {
+  if (exhausted)
+    return false;
+  if (++steps > ElaborationLimits::maxSteps ||
+      numOps > ElaborationLimits::maxOps) {
+    exhausted = true;
+    diags.error(at, "model is too large to elaborate (more than " +
+                        std::to_string(ElaborationLimits::maxSteps) +
+                        " evaluation steps or " +
+                        std::to_string(ElaborationLimits::maxOps) + " ops)");
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+ElaboratorImpl::Flow ElaboratorImpl::execBody(const ast::Body &body) {
+  Flow result = Flow::Normal;
+  for (const ast::StmtPtr &stmt : body) {
+    if (exhausted || diags.tooManyErrors())
+      return Flow::Failed;
+    Flow flow = execStmt(*stmt);
+    if (flow == Flow::Returned)
+      return flow;
+    if (flow == Flow::Failed)
+      result = Flow::Failed; // keep going to report later errors too
+  }
+  return result;
+}
+
+ElaboratorImpl::Flow ElaboratorImpl::execStmt(const ast::Stmt &stmt) {
+  if (!step(stmt.getLoc()))
+    return Flow::Failed;
+
+  if (auto *assignStmt = dyn_cast<ast::AssignStmt>(&stmt)) {
+    MaybeValue value = eval(*assignStmt->value);
+    if (!value) {
+      for (const auto &target : assignStmt->targets)
+        assign(target.name, Value::none()); // poison: no cascading errors
+      return Flow::Failed;
+    }
+    if (assignStmt->targets.size() == 1) {
+      assign(assignStmt->targets[0].name, *value);
+      return Flow::Normal;
+    }
+    if (!value->is(Value::Kind::List) ||
+        value->getList().size() != assignStmt->targets.size()) {
+      std::string found =
+          value->is(Value::Kind::List)
+              ? std::to_string(value->getList().size()) + " values"
+              : "a " + value->describe();
+      diags.error(assignStmt->getLoc(),
+                  "cannot unpack " + found + " into " +
+                      std::to_string(assignStmt->targets.size()) + " names");
+      for (const auto &target : assignStmt->targets)
+        assign(target.name, Value::none());
+      return Flow::Failed;
+    }
+    for (size_t i = 0; i < assignStmt->targets.size(); ++i)
+      assign(assignStmt->targets[i].name, value->getList()[i]);
+    return Flow::Normal;
+  }
+
+  if (auto *paramStmt = dyn_cast<ast::ParamStmt>(&stmt)) {
+    auto fail = [&] {
+      assign(paramStmt->name, Value::none());
+      return Flow::Failed;
+    };
+    MaybeValue nameValue = eval(*paramStmt->checkpointName);
+    if (!nameValue)
+      return fail();
+    if (!nameValue->is(Value::Kind::Str)) {
+      diags.error(paramStmt->checkpointName->getLoc(),
+                  "a parameter's checkpoint name must be a string, got " +
+                      nameValue->describe());
+      return fail();
+    }
+    const std::string &name = nameValue->getStr();
+    if (name.empty()) {
+      diags.error(paramStmt->checkpointName->getLoc(),
+                  "empty checkpoint name");
+      return fail();
+    }
+    const std::string &dtype = paramStmt->type.dtype;
+    if (dtype != "f32" && dtype != "f16" && dtype != "bf16") {
+      diags.error(paramStmt->type.loc,
+                  "parameters are stored as f32, f16 or bf16, not " + dtype);
+      return fail();
+    }
+    std::vector<int64_t> shape;
+    SymShape symShape;
+    for (const ast::ExprPtr &dimExpr : paramStmt->type.dims) {
+      MaybeValue dim = eval(*dimExpr);
+      if (!dim)
+        return fail();
+      if (!dim->is(Value::Kind::Int)) {
+        diags.error(dimExpr->getLoc(),
+                    "parameter dimensions must be static ints, got " +
+                        dim->describe());
+        return fail();
+      }
+      if (dim->getInt() <= 0 ||
+          dim->getInt() > ElaborationLimits::maxDimSize) {
+        diags.error(dimExpr->getLoc(), "parameter dimension must be positive "
+                                       "and at most 2^40, got " +
+                                           dim->str());
+        return fail();
+      }
+      shape.push_back(dim->getInt());
+      symShape.push_back(SymDim::of(dim->getInt()));
+    }
+    if (shape.size() > ElaborationLimits::maxRank) {
+      diags.error(paramStmt->type.loc, "tensors have at most " +
+                                           std::to_string(
+                                               ElaborationLimits::maxRank) +
+                                           " dimensions");
+      return fail();
+    }
+    auto known = paramIndex.find(name);
+    if (known != paramIndex.end()) {
+      const ParamEntry &entry = params[known->second];
+      if (entry.shape != shape) {
+        diags.error(paramStmt->getLoc(),
+                    "checkpoint tensor '" + name + "' declared as " +
+                        shapeToString(dtype, symShape) +
+                        " but earlier as " +
+                        shapeToString(entry.dtype,
+                                      [&] {
+                                        SymShape s;
+                                        for (int64_t d : entry.shape)
+                                          s.push_back(SymDim::of(d));
+                                        return s;
+                                      }()));
+        diags.note(entry.loc, "earlier declaration is here");
+        return fail();
+      }
+    } else {
+      ParamEntry entry;
+      entry.name = name;
+      entry.dtype = dtype;
+      entry.shape = shape;
+      entry.loc = paramStmt->getLoc();
+      paramIndex[name] = params.size();
+      params.push_back(std::move(entry));
+    }
+    // One tfc.param per checkpoint tensor per entry: tied weights share it.
+    mlir::Value value;
+    auto existing = paramValues.find(name);
+    if (existing != paramValues.end()) {
+      value = existing->second;
+    } else {
+      auto created = createOp(
+          "tfc.param", {}, tensorType("f32", symShape),
+          {builder.getNamedAttr("name", builder.getStringAttr(name))},
+          paramStmt->getLoc());
+      if (!created)
+        return fail();
+      value = *created;
+      paramValues[name] = value;
+    }
+    TensorValue tensor{value, "f32", symShape, paramStmt->getLoc(),
+                       "`" + paramStmt->name + "`"};
+    assign(paramStmt->name, Value::ofTensor(tensor));
+    return Flow::Normal;
+  }
+
+  if (auto *forStmt = dyn_cast<ast::ForStmt>(&stmt)) {
+    MaybeValue lo = eval(*forStmt->lo);
+    MaybeValue hi = eval(*forStmt->hi);
+    if (!lo || !hi)
+      return Flow::Failed;
+    if (!lo->is(Value::Kind::Int) || !hi->is(Value::Kind::Int)) {
+      diags.error(forStmt->getLoc(), "loop bounds must be ints, got " +
+                                         lo->describe() + " .. " +
+                                         hi->describe());
+      return Flow::Failed;
+    }
+    if (hi->getInt() - lo->getInt() > ElaborationLimits::maxLoopTrips) {
+      diags.error(forStmt->getLoc(),
+                  "loop of " + std::to_string(hi->getInt() - lo->getInt()) +
+                      " iterations is over the limit of " +
+                      std::to_string(ElaborationLimits::maxLoopTrips));
+      return Flow::Failed;
+    }
+    Flow result = Flow::Normal;
+    for (int64_t i = lo->getInt(); i < hi->getInt(); ++i) {
+      frames.back().scopes.emplace_back();
+      define(forStmt->var, Value::ofInt(i));
+      Flow flow = execBody(forStmt->body);
+      frames.back().scopes.pop_back();
+      if (flow == Flow::Returned) {
+        result = flow;
+        break;
+      }
+      if (flow == Flow::Failed) {
+        // The same error would repeat on every iteration.
+        result = flow;
+        break;
+      }
+    }
+    return result;
+  }
+
+  if (auto *ifStmt = dyn_cast<ast::IfStmt>(&stmt)) {
+    MaybeValue cond = eval(*ifStmt->cond);
+    if (!cond)
+      return Flow::Failed;
+    if (!cond->is(Value::Kind::Bool)) {
+      diags.error(ifStmt->cond->getLoc(),
+                  "`if` needs a static bool condition, got " +
+                      cond->describe());
+      return Flow::Failed;
+    }
+    frames.back().scopes.emplace_back();
+    Flow flow = execBody(cond->getBool() ? ifStmt->thenBody : ifStmt->elseBody);
+    frames.back().scopes.pop_back();
+    return flow;
+  }
+
+  if (auto *returnStmt = dyn_cast<ast::ReturnStmt>(&stmt)) {
+    // Collect locally: evaluating a value may call blocks, which return
+    // through `returned` themselves.
+    std::vector<std::pair<std::string, Value>> results;
+    bool ok = true;
+    for (const auto &result : returnStmt->values) {
+      MaybeValue value = eval(*result.value);
+      if (!value) {
+        ok = false;
+        continue;
+      }
+      std::string name = result.name;
+      if (name.empty())
+        if (auto *ident = dyn_cast<ast::IdentExpr>(result.value.get()))
+          name = ident->name;
+      results.emplace_back(name, *value);
+    }
+    returned = std::move(results);
+    returnLoc = returnStmt->getLoc();
+    return ok ? Flow::Returned : Flow::Failed;
+  }
+
+  if (auto *assertStmt = dyn_cast<ast::AssertStmt>(&stmt)) {
+    MaybeValue cond = eval(*assertStmt->cond);
+    if (!cond)
+      return Flow::Failed;
+    if (!cond->is(Value::Kind::Bool)) {
+      diags.error(assertStmt->cond->getLoc(),
+                  "`assert` needs a static bool condition, got " +
+                      cond->describe());
+      return Flow::Failed;
+    }
+    if (cond->getBool())
+      return Flow::Normal;
+    std::string message = "assertion failed";
+    if (assertStmt->message) {
+      MaybeValue text = eval(*assertStmt->message);
+      if (text)
+        message += ": " + text->str();
+    }
+    diags.error(assertStmt->getLoc(), message);
+    return Flow::Failed;
+  }
+  return Flow::Failed;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+MaybeValue ElaboratorImpl::eval(const ast::Expr &expr) {
+  if (!step(expr.getLoc()))
+    return std::nullopt;
+  switch (expr.getKind()) {
+  case ast::Expr::Kind::Int:
+    return Value::ofInt(llvm::cast<ast::IntExpr>(expr).value);
+  case ast::Expr::Kind::Float:
+    return Value::ofFloat(llvm::cast<ast::FloatExpr>(expr).value);
+  case ast::Expr::Kind::Bool:
+    return Value::ofBool(llvm::cast<ast::BoolExpr>(expr).value);
+  case ast::Expr::Kind::String:
+    return evalString(llvm::cast<ast::StringExpr>(expr));
+  case ast::Expr::Kind::Ident: {
+    const auto &ident = llvm::cast<ast::IdentExpr>(expr);
+    const Value *value = lookup(ident.name);
+    if (!value) {
+      diags.error(expr.getLoc(), "unknown name '" + ident.name + "'");
+      return std::nullopt;
+    }
+    if (value->is(Value::Kind::None))
+      return std::nullopt; // poisoned by an earlier error
+    if (value->isTensor()) {
+      // Name the tensor after the variable for later messages, but keep
+      // where it was produced.
+      TensorValue tensor = value->getTensor();
+      tensor.description = "`" + ident.name + "`";
+      return Value::ofTensor(std::move(tensor));
+    }
+    return *value;
+  }
+  case ast::Expr::Kind::List: {
+    const auto &list = llvm::cast<ast::ListExpr>(expr);
+    std::vector<Value> elements;
+    for (const ast::ExprPtr &element : list.elements) {
+      MaybeValue value = eval(*element);
+      if (!value)
+        return std::nullopt;
+      elements.push_back(std::move(*value));
+    }
+    return Value::ofList(std::move(elements));
+  }
+  case ast::Expr::Kind::Unary:
+    return evalUnary(llvm::cast<ast::UnaryExpr>(expr));
+  case ast::Expr::Kind::Binary:
+    return evalBinary(llvm::cast<ast::BinaryExpr>(expr));
+  case ast::Expr::Kind::Call:
+    return evalCall(llvm::cast<ast::CallExpr>(expr));
+  case ast::Expr::Kind::Index:
+    return evalIndex(llvm::cast<ast::IndexExpr>(expr));
+  }
+  return std::nullopt;
+}
+
+MaybeValue ElaboratorImpl::evalString(const ast::StringExpr &expr) {
+  std::string out;
+  for (const auto &piece : expr.pieces) {
+    if (!piece.hole) {
+      out += piece.text;
+    } else {
+      MaybeValue value = eval(*piece.hole);
+      if (!value)
+        return std::nullopt;
+      if (value->isTensor() || value->is(Value::Kind::List)) {
+        diags.error(piece.hole->getLoc(),
+                    "cannot put a " + value->describe() + " in a string");
+        return std::nullopt;
+      }
+      out += value->str();
+    }
+    if (out.size() > ElaborationLimits::maxStringSize) {
+      diags.error(expr.getLoc(), "string is longer than 65536 characters");
+      return std::nullopt;
+    }
+  }
+  return Value::ofStr(std::move(out));
+}
+
+MaybeValue ElaboratorImpl::evalUnary(const ast::UnaryExpr &expr) {
+  MaybeValue operand = eval(*expr.operand);
+  if (!operand)
+    return std::nullopt;
+  if (expr.op == ast::UnaryOp::Not) {
+    if (operand->is(Value::Kind::Bool))
+      return Value::ofBool(!operand->getBool());
+    if (operand->isTensor() && operand->getTensor().dtype == "bool")
+      return unaryOp("tfc.not", operand->getTensor(), expr.getLoc(), "not");
+    diags.error(expr.getLoc(),
+                "`not` needs a bool or a bool tensor, got " +
+                    operand->describe());
+    return std::nullopt;
+  }
+  // Negation.
+  switch (operand->getKind()) {
+  case Value::Kind::Int:
+    if (operand->getInt() == INT64_MIN) {
+      diags.error(expr.getLoc(), "integer overflow in negation");
+      return std::nullopt;
+    }
+    return Value::ofInt(-operand->getInt());
+  case Value::Kind::Float:
+    return Value::ofFloat(-operand->getFloat());
+  case Value::Kind::Dim: {
+    SymDim dim = operand->getDim();
+    dim.constant = -dim.constant;
+    for (auto &term : dim.terms)
+      term.second = -term.second;
+    return Value::ofDim(dim);
+  }
+  case Value::Kind::Tensor:
+    if (operand->getTensor().dtype == "bool") {
+      diags.error(expr.getLoc(), "cannot negate a bool tensor");
+      return std::nullopt;
+    }
+    return unaryOp("tfc.neg", operand->getTensor(), expr.getLoc(), "-");
+  default:
+    diags.error(expr.getLoc(), "cannot negate a " + operand->describe());
+    return std::nullopt;
+  }
+}
+
+static bool checkedArith(ast::BinaryOp op, int64_t a, int64_t b,
+                         int64_t &out) {
+  switch (op) {
+  case ast::BinaryOp::Add:
+    return !__builtin_add_overflow(a, b, &out);
+  case ast::BinaryOp::Sub:
+    return !__builtin_sub_overflow(a, b, &out);
+  case ast::BinaryOp::Mul:
+    return !__builtin_mul_overflow(a, b, &out);
+  default:
+    return false;
+  }
+}
+
+MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
+                                            const Value &rhs, SourceLoc at) {
+  using K = Value::Kind;
+  using B = ast::BinaryOp;
+  std::string spelled = ast::spelling(op);
+  auto bad = [&]() -> MaybeValue {
+    diags.error(at, "cannot apply `" + spelled + "` to " + lhs.describe() +
+                        " and " + rhs.describe());
+    return std::nullopt;
+  };
+
+  // Logic.
+  if (op == B::And || op == B::Or) {
+    if (!lhs.is(K::Bool) || !rhs.is(K::Bool))
+      return bad();
+    return Value::ofBool(op == B::And ? lhs.getBool() && rhs.getBool()
+                                      : lhs.getBool() || rhs.getBool());
+  }
+
+  // Equality on any matching static kinds.
+  if (op == B::Eq || op == B::Ne) {
+    bool equal;
+    if (lhs.isNumber() && rhs.isNumber())
+      equal = lhs.asDouble() == rhs.asDouble();
+    else if (lhs.asDim() && rhs.asDim())
+      equal = *lhs.asDim() == *rhs.asDim();
+    else if (lhs.getKind() == rhs.getKind() &&
+             (lhs.is(K::Bool) || lhs.is(K::Str) || lhs.is(K::Enum)))
+      equal = lhs.is(K::Bool) ? lhs.getBool() == rhs.getBool()
+                              : lhs.getStr() == rhs.getStr();
+    else
+      return bad();
+    return Value::ofBool(op == B::Eq ? equal : !equal);
+  }
+
+  if (op == B::Lt || op == B::Le || op == B::Gt || op == B::Ge) {
+    if (!lhs.isNumber() || !rhs.isNumber())
+      return bad();
+    double a = lhs.asDouble(), b = rhs.asDouble();
+    bool result = op == B::Lt   ? a < b
+                  : op == B::Le ? a <= b
+                  : op == B::Gt ? a > b
+                                : a >= b;
+    if (lhs.is(K::Int) && rhs.is(K::Int)) {
+      int64_t x = lhs.getInt(), y = rhs.getInt();
+      result = op == B::Lt   ? x < y
+               : op == B::Le ? x <= y
+               : op == B::Gt ? x > y
+                             : x >= y;
+    }
+    return Value::ofBool(result);
+  }
+
+  // Concatenation.
+  if (op == B::Add && lhs.is(K::Str) && rhs.is(K::Str)) {
+    if (lhs.getStr().size() + rhs.getStr().size() >
+        ElaborationLimits::maxStringSize) {
+      diags.error(at, "string is longer than 65536 characters");
+      return std::nullopt;
+    }
+    return Value::ofStr(lhs.getStr() + rhs.getStr());
+  }
+  if (op == B::Add && lhs.is(K::List) && rhs.is(K::List)) {
+    if (lhs.getList().size() + rhs.getList().size() >
+        ElaborationLimits::maxListSize) {
+      diags.error(at, "list is longer than the limit of 2^20 elements");
+      return std::nullopt;
+    }
+    std::vector<Value> joined = lhs.getList();
+    joined.insert(joined.end(), rhs.getList().begin(), rhs.getList().end());
+    return Value::ofList(std::move(joined));
+  }
+
+  // Integer arithmetic.
+  if (lhs.is(K::Int) && rhs.is(K::Int)) {
+    int64_t a = lhs.getInt(), b = rhs.getInt(), out = 0;
+    if (op == B::Div || op == B::Mod) {
+      if (b == 0) {
+        diags.error(at, "division by zero");
+        return std::nullopt;
+      }
+      if (a == INT64_MIN && b == -1) {
+        diags.error(at, "integer overflow");
+        return std::nullopt;
+      }
+      if (op == B::Mod)
+        return Value::ofInt(a % b);
+      if (a % b != 0) {
+        diags.error(at, std::to_string(a) + " / " + std::to_string(b) +
+                            " is not an exact integer division (write "
+                            "`1.0 * a / b` for a float)");
+        return std::nullopt;
+      }
+      return Value::ofInt(a / b);
+    }
+    if (op == B::MatMul)
+      return bad();
+    if (!checkedArith(op, a, b, out)) {
+      diags.error(at, "integer overflow in `" + spelled + "`");
+      return std::nullopt;
+    }
+    return Value::ofInt(out);
+  }
+
+  // Float arithmetic.
+  if (lhs.isNumber() && rhs.isNumber()) {
+    double a = lhs.asDouble(), b = rhs.asDouble();
+    switch (op) {
+    case B::Add:
+      return Value::ofFloat(a + b);
+    case B::Sub:
+      return Value::ofFloat(a - b);
+    case B::Mul:
+      return Value::ofFloat(a * b);
+    case B::Div:
+      if (b == 0) {
+        diags.error(at, "division by zero");
+        return std::nullopt;
+      }
+      return Value::ofFloat(a / b);
+    case B::Mod:
+      if (b == 0) {
+        diags.error(at, "division by zero");
+        return std::nullopt;
+      }
+      return Value::ofFloat(std::fmod(a, b));
+    default:
+      return bad();
+    }
+  }
+
+  // Dimension arithmetic: sums of symbols with integer coefficients.
+  std::optional<SymDim> a = lhs.asDim(), b = rhs.asDim();
+  if (a && b) {
+    SymDim out;
+    if (op == B::Add || op == B::Sub) {
+      int64_t sign = op == B::Add ? 1 : -1;
+      out = *a;
+      if (!checkedArith(op, a->constant, b->constant, out.constant))
+        return bad();
+      for (const auto &[name, coeff] : b->terms) {
+        out.terms[name] += sign * coeff;
+        if (out.terms[name] == 0)
+          out.terms.erase(name);
+      }
+      return Value::ofDim(out);
+    }
+    if (op == B::Mul && (a->isStatic() || b->isStatic())) {
+      const SymDim &sym = a->isStatic() ? *b : *a;
+      int64_t k = a->isStatic() ? a->constant : b->constant;
+      out.constant = sym.constant * k;
+      for (const auto &[name, coeff] : sym.terms)
+        if (coeff * k != 0)
+          out.terms[name] = coeff * k;
+      return Value::ofDim(out);
+    }
+    diags.error(at, "dimension arithmetic supports `+`, `-` and `*` by an "
+                    "int; cannot compute " +
+                        a->str() + " " + spelled + " " + b->str());
+    return std::nullopt;
+  }
+  return bad();
+}
+
+MaybeValue ElaboratorImpl::evalBinary(const ast::BinaryExpr &expr) {
+  MaybeValue lhs = eval(*expr.lhs);
+  MaybeValue rhs = eval(*expr.rhs);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (lhs->isTensor() || rhs->isTensor())
+    return tensorBinary(expr.op, *lhs, *rhs, expr.getLoc());
+  return evalStaticBinary(expr.op, *lhs, *rhs, expr.getLoc());
+}
+
+MaybeValue ElaboratorImpl::evalIndex(const ast::IndexExpr &expr) {
+  MaybeValue base = eval(*expr.base);
+  if (!base)
+    return std::nullopt;
+  if (base->isTensor())
+    return indexTensor(base->getTensor(), expr.subscripts, expr.getLoc());
+  if (base->is(Value::Kind::List) || base->is(Value::Kind::Str)) {
+    if (expr.subscripts.size() != 1 || expr.subscripts[0].isSlice) {
+      diags.error(expr.getLoc(), "a " + base->describe() +
+                                     " takes one index, not a slice");
+      return std::nullopt;
+    }
+    MaybeValue index = eval(*expr.subscripts[0].index);
+    if (!index)
+      return std::nullopt;
+    if (!index->is(Value::Kind::Int)) {
+      diags.error(expr.subscripts[0].loc,
+                  "index must be an int, got " + index->describe());
+      return std::nullopt;
+    }
+    int64_t size = base->is(Value::Kind::List)
+                       ? static_cast<int64_t>(base->getList().size())
+                       : static_cast<int64_t>(base->getStr().size());
+    int64_t i = index->getInt();
+    if (i < 0 && i >= -size)
+      i += size;
+    if (i < 0 || i >= size) {
+      diags.error(expr.subscripts[0].loc,
+                  "index " + std::to_string(index->getInt()) +
+                      " is out of range for a " + base->describe() +
+                      " of length " + std::to_string(size));
+      return std::nullopt;
+    }
+    if (base->is(Value::Kind::List))
+      return base->getList()[i];
+    return Value::ofStr(std::string(1, base->getStr()[i]));
+  }
+  diags.error(expr.getLoc(), "cannot index a " + base->describe());
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+MaybeValue ElaboratorImpl::evalArg(const ast::Expr &expr) {
+  auto pre = preEvaluated.find(&expr);
+  if (pre != preEvaluated.end())
+    return pre->second;
+  // In argument position an unknown bare name is an enum symbol, so that
+  // `activation(x, gelu_tanh)` and `cast(mask, f32)` read naturally.
+  if (auto *ident = dyn_cast<ast::IdentExpr>(&expr))
+    if (!lookup(ident->name))
+      return Value::ofEnum(ident->name);
+  return eval(expr);
+}
+
+std::optional<std::vector<Value>>
+ElaboratorImpl::bindArgs(const ast::CallExpr &call,
+                         const std::vector<ArgSpec> &specs) {
+  std::vector<std::optional<Value>> bound(specs.size());
+  bool ok = true;
+  size_t positional = 0;
+  for (const ast::Argument &arg : call.args) {
+    size_t slot;
+    if (arg.name.empty()) {
+      slot = positional++;
+      if (slot >= specs.size()) {
+        diags.error(arg.loc, "too many arguments to `" + call.callee +
+                                 "`: it takes " +
+                                 std::to_string(specs.size()));
+        ok = false;
+        continue;
+      }
+    } else {
+      auto it = std::find_if(specs.begin(), specs.end(),
+                             [&](const ArgSpec &s) { return s.name == arg.name; });
+      if (it == specs.end()) {
+        diags.error(arg.loc, "`" + call.callee + "` has no parameter named '" +
+                                 arg.name + "'");
+        ok = false;
+        continue;
+      }
+      slot = static_cast<size_t>(it - specs.begin());
+    }
+    if (bound[slot]) {
+      diags.error(arg.loc, "parameter '" + specs[slot].name + "' of `" +
+                               call.callee + "` is given twice");
+      ok = false;
+      continue;
+    }
+    MaybeValue value = evalArg(*arg.value);
+    if (!value) {
+      ok = false;
+      bound[slot] = Value::none();
+      continue;
+    }
+    bound[slot] = std::move(*value);
+  }
+  if (!ok)
+    return std::nullopt;
+  std::vector<Value> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (bound[i]) {
+      out.push_back(*bound[i]);
+    } else if (specs[i].defaultValue) {
+      out.push_back(*specs[i].defaultValue);
+    } else {
+      diags.error(call.getLoc(), "missing argument '" + specs[i].name +
+                                     "' in call to `" + call.callee + "`");
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+MaybeValue ElaboratorImpl::evalCall(const ast::CallExpr &call) {
+  auto blockIt = blocks.find(call.callee);
+  if (blockIt != blocks.end())
+    return callBlock(*blockIt->second, call);
+  bool found = false;
+  MaybeValue result = callStaticFunction(call, found);
+  if (found)
+    return result;
+  result = callBuiltin(call, found);
+  preEvaluated.clear();
+  if (found)
+    return result;
+  diags.error(call.getLoc(), "unknown function or block `" + call.callee + "`");
+  return std::nullopt;
+}
+
+MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
+                                     const ast::CallExpr &call) {
+  if (frames.size() > ElaborationLimits::maxCallDepth) {
+    diags.error(call.getLoc(), "blocks nested more than " +
+                                   std::to_string(
+                                       ElaborationLimits::maxCallDepth) +
+                                   " calls deep (is `" + block.name +
+                                   "` recursive?)");
+    return std::nullopt;
+  }
+  // Defaults are evaluated in the caller's context (they may name config).
+  std::vector<ArgSpec> specs;
+  for (const ast::ParamDecl &param : block.params) {
+    ArgSpec spec{param.name, std::nullopt};
+    if (param.defaultValue) {
+      MaybeValue value = evalArg(*param.defaultValue);
+      if (!value)
+        return std::nullopt;
+      spec.defaultValue = *value;
+    }
+    specs.push_back(std::move(spec));
+  }
+  std::optional<std::vector<Value>> args = bindArgs(call, specs);
+  if (!args)
+    return std::nullopt;
+
+  // Check declared kinds so a misuse points at the call, not deep inside.
+  for (size_t i = 0; i < block.params.size(); ++i) {
+    const ast::ParamDecl &param = block.params[i];
+    const Value &arg = (*args)[i];
+    if (arg.is(Value::Kind::None))
+      return std::nullopt;
+    std::string kind = param.kind.empty() ? "tensor" : param.kind;
+    bool matches =
+        (kind == "tensor" && arg.isTensor()) ||
+        (kind == "int" && arg.is(Value::Kind::Int)) ||
+        (kind == "float" && arg.isNumber()) ||
+        (kind == "bool" && arg.is(Value::Kind::Bool)) ||
+        (kind == "str" && arg.is(Value::Kind::Str)) ||
+        (kind == "enum" && arg.is(Value::Kind::Enum)) ||
+        (kind == "list" && arg.is(Value::Kind::List)) ||
+        (kind == "dim" && arg.asDim().has_value()) || kind == "any";
+    if (!matches) {
+      diags.error(call.getLoc(), "argument '" + param.name + "' of `" +
+                                     block.name + "` must be " + kind +
+                                     ", got " + arg.describe());
+      diags.note(param.loc, "parameter declared here");
+      return std::nullopt;
+    }
+  }
+
+  mlir::Location callSite = loc(call.getLoc());
+  if (!frames.empty() && frames.back().callSite)
+    callSite = mlir::CallSiteLoc::get(callSite, *frames.back().callSite);
+  frames.push_back(Frame{{Scope{}}, callSite});
+  for (size_t i = 0; i < block.params.size(); ++i) {
+    Value arg = (*args)[i];
+    if (block.params[i].kind == "float" && arg.is(Value::Kind::Int))
+      arg = Value::ofFloat(static_cast<double>(arg.getInt()));
+    define(block.params[i].name, std::move(arg));
+  }
+  returned.clear();
+  Flow flow = execBody(block.body);
+  std::vector<std::pair<std::string, Value>> results = std::move(returned);
+  returned.clear();
+  frames.pop_back();
+  if (flow == Flow::Failed)
+    return std::nullopt;
+  if (flow != Flow::Returned || results.empty())
+    return Value::none();
+  if (results.size() == 1)
+    return results[0].second;
+  std::vector<Value> values;
+  for (auto &result : results)
+    values.push_back(std::move(result.second));
+  return Value::ofList(std::move(values));
+}
+
+/// Functions on static values: sqrt, min, max, float, int, len, range.
+MaybeValue ElaboratorImpl::callStaticFunction(const ast::CallExpr &call,
+                                              bool &found) {
+  static const std::set<std::string> names = {"float", "int", "len", "min",
+                                              "max", "sqrt"};
+  found = false;
+  if (!names.count(call.callee))
+    return std::nullopt;
+  // min/max/sqrt on a tensor are tensor ops (reductions, elementwise).
+  if (call.args.empty())
+    return std::nullopt;
+  // Keyword arguments (`max(x, axis=1)`) only exist on the tensor builtins.
+  for (const ast::Argument &arg : call.args)
+    if (!arg.name.empty())
+      return std::nullopt;
+  std::vector<Value> args;
+  for (const ast::Argument &arg : call.args) {
+    MaybeValue value = eval(*arg.value);
+    if (!value) {
+      found = true;
+      return std::nullopt;
+    }
+    args.push_back(std::move(*value));
+  }
+  // A tensor operand makes this the tensor builtin of the same name; hand it
+  // the values already computed so no op is built twice.
+  if (std::any_of(args.begin(), args.end(),
+                  [](const Value &v) { return v.isTensor(); })) {
+    for (size_t i = 0; i < args.size(); ++i)
+      preEvaluated[call.args[i].value.get()] = args[i];
+    return std::nullopt;
+  }
+  found = true;
+  const std::string &f = call.callee;
+  auto wantArgs = [&](size_t n) {
+    if (args.size() == n)
+      return true;
+    diags.error(call.getLoc(), "`" + f + "` takes " + std::to_string(n) +
+                                   " argument(s), got " +
+                                   std::to_string(args.size()));
+    return false;
+  };
+  if (f == "len") {
+    if (!wantArgs(1))
+      return std::nullopt;
+    if (args[0].is(Value::Kind::List))
+      return Value::ofInt(static_cast<int64_t>(args[0].getList().size()));
+    if (args[0].is(Value::Kind::Str))
+      return Value::ofInt(static_cast<int64_t>(args[0].getStr().size()));
+  } else if (f == "float") {
+    if (!wantArgs(1))
+      return std::nullopt;
+    if (args[0].isNumber())
+      return Value::ofFloat(args[0].asDouble());
+  } else if (f == "int") {
+    if (!wantArgs(1))
+      return std::nullopt;
+    if (args[0].is(Value::Kind::Int))
+      return args[0];
+    if (args[0].is(Value::Kind::Float) && std::isfinite(args[0].getFloat()) &&
+        std::fabs(args[0].getFloat()) < 9.0e18)
+      return Value::ofInt(static_cast<int64_t>(args[0].getFloat()));
+  } else if (f == "sqrt") {
+    if (!wantArgs(1))
+      return std::nullopt;
+    if (args[0].isNumber()) {
+      if (args[0].asDouble() < 0) {
+        diags.error(call.getLoc(), "sqrt of a negative number");
+        return std::nullopt;
+      }
+      return Value::ofFloat(std::sqrt(args[0].asDouble()));
+    }
+  } else if (f == "min" || f == "max") {
+    if (!wantArgs(2))
+      return std::nullopt;
+    if (args[0].isNumber() && args[1].isNumber()) {
+      bool pickFirst = f == "min" ? args[0].asDouble() <= args[1].asDouble()
+                                  : args[0].asDouble() >= args[1].asDouble();
+      if (args[0].is(Value::Kind::Int) && args[1].is(Value::Kind::Int))
+        return pickFirst ? args[0] : args[1];
+      return Value::ofFloat(pickFirst ? args[0].asDouble()
+                                      : args[1].asDouble());
+    }
+  }
+  diags.error(call.getLoc(), "`" + f + "` cannot take " + args[0].describe());
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Entries and the module
+//===----------------------------------------------------------------------===//
+
+ElaboratedModel
+ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
+  ElaboratedModel result;
+  const ast::Module *main = modules.empty() ? nullptr : modules.back();
+  if (!main)
+    return result;
+  mlir::Location moduleLoc = loc(main->modelLoc);
+  result.module = mlir::ModuleOp::create(moduleLoc);
+  result.modelName = main->modelName.value_or("");
+  frames.push_back(Frame{{Scope{}}, std::nullopt});
+
+  // Blocks: later modules may redefine earlier ones (a model overriding a
+  // prelude block), but one module may not define a name twice.
+  for (const ast::Module *mod : modules) {
+    std::map<std::string, const ast::BlockDecl *> local;
+    for (const ast::BlockDecl &block : mod->blocks) {
+      auto [it, inserted] = local.emplace(block.name, &block);
+      if (!inserted) {
+        diags.error(block.loc, "block `" + block.name + "` is defined twice");
+        diags.note(it->second->loc, "first definition is here");
+        continue;
+      }
+      blocks[block.name] = &block;
+    }
+  }
+
+  // Config: evaluated in order; `--set` overrides replace values.
+  // A later file may redefine an earlier file's value (a model file over
+  // an imported architecture's defaults); one file may not say it twice.
+  for (const ast::Module *mod : modules) {
+    std::set<std::string> local;
+    for (const ast::ConfigEntry &entry : mod->config) {
+      if (!local.insert(entry.name).second) {
+        diags.error(entry.loc, "config value '" + entry.name +
+                                   "' is defined twice");
+        continue;
+      }
+      auto override = std::find_if(
+          options.overrides.begin(), options.overrides.end(),
+          [&](const auto &o) { return o.first == entry.name; });
+      if (override != options.overrides.end()) {
+        config[entry.name] = override->second;
+        continue;
+      }
+      MaybeValue value;
+      if (auto *ident = dyn_cast<ast::IdentExpr>(entry.value.get());
+          ident && !lookup(ident->name))
+        value = Value::ofEnum(ident->name);
+      else
+        value = eval(*entry.value);
+      config[entry.name] = value ? *value : Value::none();
+    }
+  }
+  for (const auto &[key, value] : options.overrides) {
+    if (!config.count(key)) {
+      std::string known;
+      for (const auto &[name, value] : config)
+        known += (known.empty() ? "" : ", ") + name;
+      diags.error(SourceLoc{}, "--set " + key +
+                                   ": the model has no config value '" + key +
+                                   "' (it has: " + known + ")");
+    }
+  }
+  std::set<std::string> listed;
+  for (const ast::Module *mod : modules)
+    for (const ast::ConfigEntry &entry : mod->config)
+      if (listed.insert(entry.name).second)
+        result.config.emplace_back(entry.name, config[entry.name]);
+
+  // Dimension bounds.
+  for (const ast::Module *mod : modules) {
+    for (const ast::DimDecl &dim : mod->dims) {
+      if (config.count(dim.name)) {
+        diags.error(dim.loc, "'" + dim.name +
+                                 "' is a config value, not a symbolic dim");
+        continue;
+      }
+      if (!dim.bound)
+        continue;
+      MaybeValue bound = eval(*dim.bound);
+      if (!bound)
+        continue;
+      if (!bound->is(Value::Kind::Int) || bound->getInt() <= 0) {
+        diags.error(dim.bound->getLoc(),
+                    "a dim bound must be a positive int, got " + bound->str());
+        continue;
+      }
+      dimBounds[dim.name] = bound->getInt();
+    }
+  }
+  result.dimBounds = dimBounds;
+  frames.pop_back();
+
+  // Entries may come from imported files (a shared architecture file with
+  // one small file of config per model size); a later file's entry of the
+  // same name replaces an earlier one.
+  std::vector<const ast::EntryDecl *> entries;
+  for (const ast::Module *mod : modules) {
+    std::set<std::string> local;
+    for (const ast::EntryDecl &entry : mod->entries) {
+      if (!local.insert(entry.name).second) {
+        diags.error(entry.loc, "entry `" + entry.name + "` is defined twice");
+        continue;
+      }
+      auto same = std::find_if(entries.begin(), entries.end(),
+                               [&](const ast::EntryDecl *e) {
+                                 return e->name == entry.name;
+                               });
+      if (same != entries.end())
+        *same = &entry;
+      else
+        entries.push_back(&entry);
+    }
+  }
+  if (entries.empty())
+    diags.error(main->modelLoc.isValid() ? main->modelLoc : SourceLoc{},
+                "the model declares no `entry`");
+
+  for (const ast::EntryDecl *entryPtr : entries) {
+    const ast::EntryDecl &entry = *entryPtr;
+    if (diags.tooManyErrors() || exhausted)
+      break;
+    entryDims.clear();
+    paramValues.clear();
+    frames.push_back(Frame{{Scope{}}, std::nullopt});
+
+    // Input types: unknown names in dimensions are symbolic dims.
+    std::vector<mlir::Type> argTypes;
+    std::vector<TensorValue> inputs;
+    // Symbolic dims bound to sizes by ElaborateOptions::dimValues: still
+    // names the body can use, now as ints.
+    std::map<std::string, int64_t> specialized;
+    std::vector<mlir::Attribute> dimAttrs;
+    bool inputsOk = true;
+    for (const ast::ParamDecl &input : entry.inputs) {
+      if (!input.tensorType) {
+        diags.error(input.loc, "entry input '" + input.name +
+                                   "' needs a tensor type like i32[batch, seq]");
+        inputsOk = false;
+        continue;
+      }
+      const ast::TensorTypeExpr &type = *input.tensorType;
+      if (type.dtype != "f32" && type.dtype != "i32" && type.dtype != "i64" &&
+          type.dtype != "bool") {
+        diags.error(type.loc, "entry inputs are f32, i32, i64 or bool, not " +
+                                  type.dtype);
+        inputsOk = false;
+        continue;
+      }
+      SymShape shape;
+      std::vector<std::string> names;
+      for (const ast::ExprPtr &dimExpr : type.dims) {
+        if (auto *ident = dyn_cast<ast::IdentExpr>(dimExpr.get());
+            ident && !lookup(ident->name)) {
+          auto fixed = options.dimValues.find(ident->name);
+          if (fixed != options.dimValues.end()) {
+            shape.push_back(SymDim::of(fixed->second));
+            specialized[ident->name] = fixed->second;
+          } else {
+            shape.push_back(SymDim::symbol(ident->name));
+          }
+          names.push_back(ident->name);
+          continue;
+        }
+        MaybeValue dim = eval(*dimExpr);
+        if (!dim) {
+          inputsOk = false;
+          break;
+        }
+        if (!dim->is(Value::Kind::Int) || dim->getInt() <= 0 ||
+            dim->getInt() > ElaborationLimits::maxDimSize) {
+          diags.error(dimExpr->getLoc(),
+                      "an input dimension must be a positive int or a "
+                      "symbolic name, got " +
+                          dim->str());
+          inputsOk = false;
+          break;
+        }
+        shape.push_back(SymDim::of(dim->getInt()));
+        names.push_back(std::to_string(dim->getInt()));
+      }
+      if (shape.size() > ElaborationLimits::maxRank) {
+        diags.error(type.loc, "tensors have at most 8 dimensions");
+        inputsOk = false;
+      }
+      if (!inputsOk)
+        break;
+      argTypes.push_back(tensorType(type.dtype, shape));
+      inputs.push_back(TensorValue{{}, type.dtype, shape, input.loc,
+                                   "`" + input.name + "`"});
+      std::vector<mlir::Attribute> nameAttrs;
+      for (const std::string &name : names)
+        nameAttrs.push_back(builder.getStringAttr(name));
+      dimAttrs.push_back(builder.getArrayAttr(nameAttrs));
+    }
+    if (!inputsOk) {
+      frames.pop_back();
+      continue;
+    }
+
+    builder.setInsertionPointToEnd(result.module->getBody());
+    auto func = builder.create<mlir::func::FuncOp>(
+        loc(entry.loc), entry.name, builder.getFunctionType(argTypes, {}));
+    mlir::Block *body = func.addEntryBlock();
+    builder.setInsertionPointToStart(body);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      inputs[i].value = body->getArgument(i);
+      func.setArgAttr(i, "tfc.dims", dimAttrs[i]);
+      func.setArgAttr(i, "tfc.name",
+                      builder.getStringAttr(entry.inputs[i].name));
+      for (size_t axis = 0; axis < inputs[i].shape.size(); ++axis) {
+        const SymDim &dim = inputs[i].shape[axis];
+        if (!dim.isStatic() && dim.terms.size() == 1)
+          entryDims.emplace(dim.terms.begin()->first,
+                            DimSource{inputs[i].value,
+                                      static_cast<int64_t>(axis)});
+      }
+      define(entry.inputs[i].name, Value::ofTensor(inputs[i]));
+    }
+    for (const auto &[name, source] : entryDims)
+      define(name, Value::ofDim(SymDim::symbol(name), source));
+    for (const auto &[name, size] : specialized)
+      define(name, Value::ofInt(size));
+
+    returned.clear();
+    Flow flow = execBody(entry.body);
+    std::vector<std::pair<std::string, Value>> results = std::move(returned);
+    returned.clear();
+    frames.pop_back();
+    if (flow == Flow::Failed) {
+      func.erase();
+      continue;
+    }
+    if (flow != Flow::Returned || results.empty()) {
+      diags.error(entry.loc, "entry `" + entry.name + "` returns nothing");
+      func.erase();
+      continue;
+    }
+    std::vector<mlir::Value> outputs;
+    std::vector<std::string> outputNames;
+    std::vector<mlir::Attribute> outputDims;
+    bool outputsOk = true;
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Value &value = results[i].second;
+      if (!value.isTensor()) {
+        diags.error(returnLoc, "entry outputs must be tensors; output " +
+                                   std::to_string(i) + " is a " +
+                                   value.describe());
+        outputsOk = false;
+        continue;
+      }
+      outputs.push_back(value.getTensor().value);
+      std::vector<mlir::Attribute> dimNames;
+      for (const SymDim &dim : value.getTensor().shape)
+        dimNames.push_back(builder.getStringAttr(dim.str()));
+      outputDims.push_back(builder.getArrayAttr(dimNames));
+      std::string name = results[i].first;
+      if (name.empty())
+        name = "output" + std::to_string(i);
+      if (std::find(outputNames.begin(), outputNames.end(), name) !=
+          outputNames.end()) {
+        diags.error(returnLoc, "two outputs are named '" + name + "'");
+        outputsOk = false;
+      }
+      outputNames.push_back(name);
+    }
+    if (!outputsOk) {
+      func.erase();
+      continue;
+    }
+    builder.setInsertionPointToEnd(body);
+    builder.create<mlir::func::ReturnOp>(loc(returnLoc), outputs);
+    std::vector<mlir::Type> resultTypes;
+    for (mlir::Value v : outputs)
+      resultTypes.push_back(v.getType());
+    func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+    for (size_t i = 0; i < outputNames.size(); ++i) {
+      func.setResultAttr(i, "tfc.name",
+                         builder.getStringAttr(outputNames[i]));
+      func.setResultAttr(i, "tfc.dims", outputDims[i]);
+    }
+  }
+
+  // Module attributes describe the model to tools and the runtime.
+  mlir::ModuleOp module = *result.module;
+  if (!result.modelName.empty())
+    module->setAttr("tfc.model", builder.getStringAttr(result.modelName));
+  std::vector<mlir::NamedAttribute> bounds;
+  for (const auto &[name, bound] : dimBounds)
+    bounds.push_back(
+        builder.getNamedAttr(name, builder.getI64IntegerAttr(bound)));
+  if (!bounds.empty())
+    module->setAttr("tfc.dim_bounds", builder.getDictionaryAttr(bounds));
+
+  result.params = params;
+
+  if (!diags.hasErrors()) {
+    // The dialect's verifiers check what the elaborator built; a failure
+    // here is a bug in tfc, reported as an error rather than a crash.
+    std::string messages;
+    mlir::ScopedDiagnosticHandler handler(
+        &context, [&](mlir::Diagnostic &diag) {
+          llvm::raw_string_ostream os(messages);
+          os << diag.getLocation() << ": " << diag.str() << "\n";
+          return mlir::success();
+        });
+    if (mlir::failed(mlir::verify(module)))
+      diags.error(main->modelLoc,
+                  "internal error: generated IR does not verify:\n" + messages);
+  }
+  return result;
+}
+
+ElaboratedModel tfc::elaborate(const std::vector<const ast::Module *> &modules,
+                               mlir::MLIRContext &context,
+                               DiagnosticEngine &diags,
+                               const ElaborateOptions &options) {
+  ElaboratorImpl impl(context, diags, options);
+  return impl.run(modules);
+}

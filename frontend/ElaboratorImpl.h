@@ -1,0 +1,191 @@
+//===- ElaboratorImpl.h - Internal state of the elaborator ------*- C++ -*-===//
+//
+// Shared between Elaborator.cpp (statements, expressions, blocks, entries)
+// and Builtins.cpp (the tensor operations of the language).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_FRONTEND_ELABORATORIMPL_H
+#define TFC_FRONTEND_ELABORATORIMPL_H
+
+#include "frontend/Elaborator.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace tfc {
+
+/// Limits that keep elaboration finite on any input (the fuzzer finds the
+/// inputs that need them).
+struct ElaborationLimits {
+  static constexpr unsigned maxCallDepth = 64;
+  static constexpr int64_t maxLoopTrips = 100000;
+  static constexpr int64_t maxSteps = 5000000;
+  static constexpr int64_t maxOps = 2000000;
+  static constexpr size_t maxRank = 8;
+  static constexpr int64_t maxDimSize = int64_t(1) << 40;
+  static constexpr size_t maxListSize = 1 << 20;
+  static constexpr size_t maxStringSize = 1 << 16;
+};
+
+/// Result of evaluating something: nullopt means an error was reported (or
+/// an operand was already poisoned by an earlier error).
+using MaybeValue = std::optional<Value>;
+
+/// Positional/keyword argument binding for builtins and blocks.
+struct ArgSpec {
+  std::string name;
+  std::optional<Value> defaultValue; // nullopt: required
+};
+
+class ElaboratorImpl {
+public:
+  ElaboratorImpl(mlir::MLIRContext &context, DiagnosticEngine &diags,
+                 const ElaborateOptions &options);
+
+  ElaboratedModel run(const std::vector<const ast::Module *> &modules);
+
+  //===--------------------------------------------------------------------===//
+  // Scopes
+  //===--------------------------------------------------------------------===//
+  struct Scope {
+    std::map<std::string, Value> names;
+  };
+  /// A block or entry activation: its own stack of lexical scopes.
+  struct Frame {
+    std::vector<Scope> scopes;
+    /// For a block's frame, the chain of call sites that inlined it
+    /// (innermost call first); none in an entry's frame. Ops created in the
+    /// frame are located at `callsite(op at chain)`.
+    std::optional<mlir::Location> callSite;
+  };
+
+  const Value *lookup(const std::string &name) const;
+  void assign(const std::string &name, Value value);
+  void define(const std::string &name, Value value);
+
+  //===--------------------------------------------------------------------===//
+  // Evaluation
+  //===--------------------------------------------------------------------===//
+  enum class Flow { Normal, Returned, Failed };
+  Flow execBody(const ast::Body &body);
+  Flow execStmt(const ast::Stmt &stmt);
+  MaybeValue eval(const ast::Expr &expr);
+  MaybeValue evalBinary(const ast::BinaryExpr &expr);
+  MaybeValue evalStaticBinary(ast::BinaryOp op, const Value &lhs,
+                              const Value &rhs, SourceLoc loc);
+  MaybeValue evalUnary(const ast::UnaryExpr &expr);
+  MaybeValue evalIndex(const ast::IndexExpr &expr);
+  MaybeValue evalString(const ast::StringExpr &expr);
+  MaybeValue evalCall(const ast::CallExpr &expr);
+  MaybeValue callBlock(const ast::BlockDecl &block, const ast::CallExpr &call);
+  MaybeValue callBuiltin(const ast::CallExpr &call, bool &found);
+  MaybeValue callStaticFunction(const ast::CallExpr &call, bool &found);
+
+  /// Binds a call's arguments to `specs`; reports unknown, duplicate,
+  /// missing and surplus arguments.
+  std::optional<std::vector<Value>>
+  bindArgs(const ast::CallExpr &call, const std::vector<ArgSpec> &specs);
+  /// Evaluates an argument expression; unbound identifiers in argument
+  /// position are enum symbols (`activation(x, gelu)`, `cast(x, f32)`).
+  MaybeValue evalArg(const ast::Expr &expr);
+
+  //===--------------------------------------------------------------------===//
+  // Tensor construction (Builtins.cpp)
+  //===--------------------------------------------------------------------===//
+  mlir::Location loc(SourceLoc at) const;
+  mlir::Type elementType(const std::string &dtype) const;
+  mlir::RankedTensorType tensorType(const std::string &dtype,
+                                    const SymShape &shape) const;
+  /// Creates `name` with operands, one result and attributes; counts ops.
+  std::optional<mlir::Value>
+  createOp(llvm::StringRef name, mlir::ValueRange operands,
+           mlir::Type resultType,
+           llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at);
+  std::optional<TensorValue>
+  makeTensor(llvm::StringRef opName, mlir::ValueRange operands,
+             const std::string &dtype, const SymShape &shape,
+             llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at,
+             std::string description);
+  /// A rank-0 constant of `dtype` holding `number`.
+  std::optional<TensorValue> scalarConstant(const Value &number,
+                                            const std::string &dtype,
+                                            SourceLoc at);
+  /// Requires a tensor; reports "`what` expects a tensor" otherwise.
+  const TensorValue *expectTensor(const Value &value, const std::string &what,
+                                  SourceLoc at);
+  std::optional<int64_t> expectInt(const Value &value, const std::string &what,
+                                   SourceLoc at);
+  std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank,
+                                       const std::string &what, SourceLoc at);
+  std::optional<SymShape> broadcast(const TensorValue &lhs,
+                                    const TensorValue &rhs,
+                                    const std::string &opSpelling,
+                                    SourceLoc at);
+  void noteOrigin(const TensorValue &tensor);
+  MaybeValue tensorBinary(ast::BinaryOp op, const Value &lhs, const Value &rhs,
+                          SourceLoc at);
+  MaybeValue matmul(const TensorValue &a, const TensorValue &b,
+                    bool transposeB, SourceLoc at, const std::string &what);
+  MaybeValue unaryOp(llvm::StringRef opName, const TensorValue &x,
+                     SourceLoc at, const std::string &what,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  MaybeValue transpose(const TensorValue &x, std::vector<int64_t> perm,
+                       SourceLoc at);
+  MaybeValue reshape(const TensorValue &x, const SymShape &shape,
+                     SourceLoc at);
+  MaybeValue slice(const TensorValue &x, int64_t axis, int64_t start,
+                   int64_t end, SourceLoc at);
+  MaybeValue concat(const std::vector<TensorValue> &parts, int64_t axis,
+                    SourceLoc at, const std::string &what);
+  MaybeValue castTo(const TensorValue &x, const std::string &dtype,
+                    SourceLoc at);
+  MaybeValue whereOp(const TensorValue &cond, const Value &a, const Value &b,
+                     SourceLoc at, const std::string &what);
+  MaybeValue reduce(llvm::StringRef opName, const TensorValue &x, int64_t axis,
+                    bool keepdim, SourceLoc at, const std::string &what);
+  /// Materialises a dimension at run time as `tfc.positions`/`causal_mask`
+  /// operands: the tensor and axis it can be read from.
+  std::optional<DimSource> dimSource(const Value &dim, SourceLoc at,
+                                     const std::string &what);
+  MaybeValue indexTensor(const TensorValue &x,
+                         const std::vector<ast::Subscript> &subs,
+                         SourceLoc at);
+
+  bool step(SourceLoc at);
+
+  mlir::MLIRContext &context;
+  DiagnosticEngine &diags;
+  const ElaborateOptions &options;
+  mlir::OpBuilder builder;
+
+  std::map<std::string, Value> config;
+  std::map<std::string, const ast::BlockDecl *> blocks;
+  std::map<std::string, int64_t> dimBounds;
+  /// Symbolic dimensions of the entry being elaborated and where each can be
+  /// read at run time.
+  std::map<std::string, DimSource> entryDims;
+  std::vector<Frame> frames;
+  std::map<std::string, size_t> paramIndex;
+  std::vector<ParamEntry> params;
+  std::map<std::string, mlir::Value> paramValues; // per entry
+  /// Arguments already evaluated by callStaticFunction before it found a
+  /// tensor among them (see there).
+  std::map<const ast::Expr *, Value> preEvaluated;
+  int64_t steps = 0;
+  int64_t numOps = 0;
+  bool exhausted = false;
+  /// Results of the block or entry currently returning.
+  std::vector<std::pair<std::string, Value>> returned;
+  SourceLoc returnLoc;
+};
+
+} // namespace tfc
+
+#endif // TFC_FRONTEND_ELABORATORIMPL_H
