@@ -46,6 +46,12 @@ void DiagnosticEngine::print(llvm::raw_ostream &os) const {
     std::string line = sources.getLine(diag.loc.fileId, diag.loc.line);
     if (line.empty())
       continue;
+    // Control bytes (NUL, ESC, ...) would garble a terminal: show them as
+    // '?'. Columns count bytes, so a one-byte replacement keeps the caret
+    // aligned.
+    for (char &c : line)
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+        c = '?';
     os << line << "\n";
     // Keep tabs in the caret line so the caret lines up under the column.
     std::string caret;
