@@ -1,0 +1,255 @@
+//===- DataMovementKernels.cpp - Copies, index math and index generators --===//
+//
+// transpose, reshape, slice, concat, gather, and the ops that only read
+// shapes: positions and causal_mask. All are pointwise in the result, so
+// they share schedulePointwise: vectorized along the innermost result axis,
+// where most of them read contiguous memory (a transpose that moves the last
+// axis gathers instead).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelSupport.h"
+
+#include "ir/TfcOps.h"
+
+using namespace Halide;
+using namespace mlir::tfc;
+using namespace tfc::codegen::detail;
+
+namespace tfc::codegen {
+
+namespace {
+
+llvm::Expected<Func> buildTranspose(KernelContext &ctx, TransposeOp op,
+                                    const std::vector<Var> &vars) {
+  const TensorInput &in = ctx.inputs[0];
+  llvm::ArrayRef<int64_t> perm = op.getPerm();
+  if (static_cast<int>(perm.size()) != in.rank())
+    return ctx.error("perm does not match the rank");
+  // Result axis i is input axis perm[i].
+  std::vector<Expr> idx(in.rank());
+  for (int i = 0; i < in.rank(); ++i) {
+    if (perm[i] < 0 || perm[i] >= in.rank())
+      return ctx.error("perm entry out of range");
+    idx[perm[i]] = vars[i];
+  }
+  Func out = ctx.func();
+  define(out, vars, in.at(idx));
+  return out;
+}
+
+/// Row-major regrouping. The dynamic dims are carried one to one (the IR's
+/// rule), so the shapes split into segments of static dims between the
+/// dynamic ones. If every segment keeps its element count, each segment is
+/// regrouped on its own with constant strides (divisions by constants,
+/// which Halide strength-reduces). Otherwise the element's flat index is
+/// computed and decomposed, dividing by run-time extents.
+llvm::Expected<Func> buildReshape(KernelContext &ctx,
+                                  const std::vector<Var> &vars) {
+  const TensorInput &in = ctx.inputs[0];
+  llvm::ArrayRef<int64_t> outShape = ctx.resultType.getShape();
+  int inRank = in.rank(), outRank = ctx.resultRank();
+
+  // Segments: [begin, end) ranges of static dims; dynamic dims between.
+  auto segments = [](llvm::ArrayRef<int64_t> shape) {
+    std::vector<std::pair<int, int>> segs;
+    int begin = 0;
+    for (int i = 0; i <= static_cast<int>(shape.size()); ++i) {
+      if (i == static_cast<int>(shape.size()) ||
+          mlir::ShapedType::isDynamic(shape[i])) {
+        segs.push_back({begin, i});
+        begin = i + 1;
+      }
+    }
+    return segs;
+  };
+  auto product = [](llvm::ArrayRef<int64_t> shape, std::pair<int, int> seg) {
+    int64_t p = 1;
+    for (int i = seg.first; i < seg.second; ++i)
+      p *= shape[i];
+    return p;
+  };
+  auto inSegs = segments(in.shape);
+  auto outSegs = segments(outShape);
+  if (inSegs.size() != outSegs.size())
+    return ctx.error("input and result have different numbers of dynamic "
+                     "dimensions");
+  bool segmentwise = true;
+  for (size_t s = 0; s < inSegs.size(); ++s)
+    segmentwise &=
+        product(in.shape, inSegs[s]) == product(outShape, outSegs[s]);
+
+  std::vector<Expr> idx(inRank);
+  if (segmentwise) {
+    for (size_t s = 0; s < inSegs.size(); ++s) {
+      Expr flat = 0;
+      for (int i = outSegs[s].first; i < outSegs[s].second; ++i)
+        flat = flat * static_cast<int>(outShape[i]) + vars[i];
+      for (int i = inSegs[s].second - 1; i >= inSegs[s].first; --i) {
+        int extent = static_cast<int>(in.shape[i]);
+        idx[i] = i == inSegs[s].first ? flat : flat % extent;
+        flat = flat / extent;
+      }
+      // The dynamic dim after the segment maps to its counterpart.
+      if (s + 1 < inSegs.size())
+        idx[inSegs[s].second] = vars[outSegs[s].second];
+    }
+  } else {
+    // Extents of the result's dims: static, or the matching dynamic input
+    // dim (the k-th dynamic dim of one is the k-th of the other).
+    std::vector<Expr> outExtents(outRank);
+    for (size_t s = 0; s < outSegs.size(); ++s) {
+      for (int i = outSegs[s].first; i < outSegs[s].second; ++i)
+        outExtents[i] = static_cast<int>(outShape[i]);
+      if (s + 1 < outSegs.size())
+        outExtents[outSegs[s].second] = in.extent(inSegs[s].second);
+    }
+    Expr flat = 0;
+    for (int i = 0; i < outRank; ++i)
+      flat = flat * outExtents[i] + vars[i];
+    for (int i = inRank - 1; i >= 0; --i) {
+      idx[i] = i == 0 ? flat : flat % in.extent(i);
+      flat = flat / in.extent(i);
+    }
+  }
+  Func out = ctx.func();
+  define(out, vars, in.at(idx));
+  return out;
+}
+
+llvm::Expected<Func> buildSlice(KernelContext &ctx, SliceOp op,
+                                const std::vector<Var> &vars) {
+  const TensorInput &in = ctx.inputs[0];
+  if (op.getAxis() >= static_cast<uint64_t>(in.rank()))
+    return ctx.error("axis out of range");
+  std::vector<Expr> idx = asExprs(vars);
+  idx[op.getAxis()] += static_cast<int>(op.getStart());
+  Func out = ctx.func();
+  define(out, vars, in.at(idx));
+  return out;
+}
+
+llvm::Expected<Func> buildConcat(KernelContext &ctx, ConcatOp op,
+                                 const std::vector<Var> &vars) {
+  int axis = static_cast<int>(op.getAxis());
+  if (ctx.inputs.empty() || axis >= ctx.resultRank())
+    return ctx.error("axis out of range");
+  // Walk the inputs from the last: value = select(i < end_0, in_0, i <
+  // end_1, in_1, ..., in_last). Each input is read at an index clamped into
+  // its own range, so that bounds inference asks every input only for what
+  // it holds (the select evaluates both sides).
+  std::vector<Expr> offsets = {0};
+  for (const TensorInput &in : ctx.inputs)
+    offsets.push_back(offsets.back() + in.extent(axis));
+  Expr i = vars[axis];
+  Expr value;
+  for (int k = static_cast<int>(ctx.inputs.size()) - 1; k >= 0; --k) {
+    const TensorInput &in = ctx.inputs[k];
+    std::vector<Expr> idx = asExprs(vars);
+    idx[axis] = clamp(i - offsets[k], 0, in.extent(axis) - 1);
+    Expr v = in.at(idx);
+    value = value.defined() ? select(i < offsets[k + 1], v, value) : v;
+  }
+  Func out = ctx.func();
+  define(out, vars, value);
+  return out;
+}
+
+llvm::Expected<Func> buildGather(KernelContext &ctx,
+                                 const std::vector<Var> &vars) {
+  const TensorInput &table = ctx.inputs[0];
+  const TensorInput &ids = ctx.inputs[1];
+  if (table.rank() < 1)
+    return ctx.error("table must have rank >= 1");
+  // Result = ids.shape ++ table.shape[1:].
+  std::vector<Expr> idIdx(vars.begin(), vars.begin() + ids.rank());
+  Expr id = ids.at(idIdx);
+  Type idType = id.type();
+  // Clamped in the ids' own type so that a huge i64 id cannot wrap into
+  // range when narrowed.
+  Expr row =
+      cast<int>(clamp(id, cast(idType, 0), cast(idType, table.extent(0) - 1)));
+  std::vector<Expr> tableIdx = {row};
+  tableIdx.insert(tableIdx.end(), vars.begin() + ids.rank(), vars.end());
+  Func out = ctx.func();
+  define(out, vars, table.at(tableIdx));
+  return out;
+}
+
+llvm::Expected<Func> buildPositions(KernelContext &ctx, PositionsOp op,
+                                    const std::vector<Var> &vars) {
+  const TensorInput &ref = ctx.inputs[0];
+  if (op.getAxis() >= static_cast<uint64_t>(ref.rank()))
+    return ctx.error("axis out of range");
+  Expr offset = 0;
+  if (ctx.inputs.size() > 1) {
+    const TensorInput &offsetRef = ctx.inputs[1];
+    std::optional<uint64_t> offsetAxis = op.getOffsetAxis();
+    if (!offsetAxis || *offsetAxis >= static_cast<uint64_t>(offsetRef.rank()))
+      return ctx.error("offset_axis missing or out of range");
+    offset = offsetRef.extent(static_cast<int>(*offsetAxis));
+  }
+  Func out = ctx.func();
+  define(out, vars, cast<int32_t>(vars[0] + offset));
+  // The length comes from `ref`: refuse an output of another length.
+  out.output_buffer().dim(0).set_extent(
+      ref.extent(static_cast<int>(op.getAxis())));
+  return out;
+}
+
+llvm::Expected<Func> buildCausalMask(KernelContext &ctx, CausalMaskOp op,
+                                     const std::vector<Var> &vars) {
+  const TensorInput &qRef = ctx.inputs[0];
+  const TensorInput &kRef = ctx.inputs[1];
+  if (op.getQAxis() >= static_cast<uint64_t>(qRef.rank()) ||
+      op.getKAxis() >= static_cast<uint64_t>(kRef.rank()))
+    return ctx.error("axis out of range");
+  Expr q = qRef.extent(static_cast<int>(op.getQAxis()));
+  Expr k = kRef.extent(static_cast<int>(op.getKAxis()));
+  Func out = ctx.func();
+  // The queries are the last Q of the K positions.
+  define(out, vars, storeBool(vars[1] <= vars[0] + (k - q)));
+  out.output_buffer().dim(1).set_extent(q);
+  out.output_buffer().dim(0).set_extent(k);
+  return out;
+}
+
+} // namespace
+
+bool isDataMovementOp(mlir::Operation *op) {
+  return llvm::isa<TransposeOp, ReshapeOp, SliceOp, ConcatOp, GatherOp,
+                   PositionsOp, CausalMaskOp>(op);
+}
+
+llvm::Expected<Func> buildDataMovement(KernelContext &ctx) {
+  mlir::Operation *op = ctx.op;
+  std::vector<Var> vars = axisVars(ctx.resultRank());
+
+  // Algorithm
+  auto build = [&]() -> llvm::Expected<Func> {
+    if (auto t = llvm::dyn_cast<TransposeOp>(op))
+      return buildTranspose(ctx, t, vars);
+    if (llvm::isa<ReshapeOp>(op))
+      return buildReshape(ctx, vars);
+    if (auto s = llvm::dyn_cast<SliceOp>(op))
+      return buildSlice(ctx, s, vars);
+    if (auto c = llvm::dyn_cast<ConcatOp>(op))
+      return buildConcat(ctx, c, vars);
+    if (llvm::isa<GatherOp>(op))
+      return buildGather(ctx, vars);
+    if (auto p = llvm::dyn_cast<PositionsOp>(op))
+      return buildPositions(ctx, p, vars);
+    if (auto m = llvm::dyn_cast<CausalMaskOp>(op))
+      return buildCausalMask(ctx, m, vars);
+    return ctx.error("not a data movement op");
+  };
+  llvm::Expected<Func> out = build();
+  if (!out)
+    return out.takeError();
+
+  // Schedule
+  schedulePointwise(ctx, *out, vars, ctx.resultType.getShape());
+  return out;
+}
+
+} // namespace tfc::codegen

@@ -1,0 +1,216 @@
+//===- ElementwiseKernels.cpp - Pointwise tfc ops as Halide Funcs ---------===//
+//
+// The binary ops (numpy broadcasting), comparisons, `where`, the unary math
+// ops, the activations and `cast`. Each is one pure Func over the result's
+// axes, scheduled by schedulePointwise.
+//
+// Math: Halide's own exp/log are vectorizable polynomials accurate to about
+// 1e-7 relative. Its tanh calls libm per lane and its erf loses relative
+// accuracy near 0, so tanh and erf are written out below. Halide compiles
+// with fast-math flags (no NaNs, no infinities), so the formulas clamp their
+// arguments where an exp could overflow instead of relying on inf.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelSupport.h"
+
+#include "ir/TfcOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace Halide;
+using namespace mlir::tfc;
+using namespace tfc::codegen::detail;
+
+namespace tfc::codegen {
+
+namespace {
+
+/// tanh to ~3e-7 relative: an odd Taylor polynomial where 1 - 2/(e^2x + 1)
+/// would cancel (|x| < 0.3), that formula elsewhere. |x| is capped at 9,
+/// where tanh is 1 in f32, so exp never overflows.
+Expr accurateTanh(const Expr &x) {
+  Expr ax = min(abs(x), 9.0f);
+  Expr t = x * x;
+  Expr poly =
+      1.0f + t * (-1.0f / 3 +
+                  t * (2.0f / 15 + t * (-17.0f / 315 +
+                                        t * (62.0f / 2835 +
+                                             t * (-1382.0f / 155925 +
+                                                  t * (21844.0f / 6081075))))));
+  Expr large = 1.0f - 2.0f / (exp(2.0f * ax) + 1.0f);
+  return select(ax < 0.3f, x * poly, select(x < 0.0f, -large, large));
+}
+
+/// erf to ~4e-7 relative (and absolute) on all of f32: the rational
+/// approximation XLA and Eigen use, odd numerator over even denominator,
+/// with the input clamped to [-4, 4] (erf(4) is 1 in f32).
+Expr accurateErf(const Expr &x0) {
+  Expr x = clamp(x0, -4.0f, 4.0f);
+  Expr x2 = x * x;
+  Expr p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  p = x * p;
+  Expr q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
+  return p / q;
+}
+
+/// 1 / (1 + e^-x); the exponent is clamped so that e^-x stays finite.
+Expr sigmoid(const Expr &x) {
+  return 1.0f / (1.0f + exp(-clamp(x, -88.0f, 88.0f)));
+}
+
+/// The value of operand `i` at the result element `indices`, broadcast; i1
+/// operands come as Halide Bool.
+Expr operand(const KernelContext &ctx, unsigned i,
+             const std::vector<Expr> &indices) {
+  const TensorInput &in = ctx.inputs[i];
+  return in.value(broadcastIndices(in, indices));
+}
+
+/// Comparison operands: i1 as 0/1 bytes (Halide does not order Bools).
+Expr comparable(const KernelContext &ctx, unsigned i,
+                const std::vector<Expr> &indices) {
+  Expr v = operand(ctx, i, indices);
+  return v.type().is_bool() ? storeBool(v) : v;
+}
+
+Expr isNonZero(const Expr &v) {
+  if (v.type().is_bool())
+    return v;
+  if (v.type().is_float())
+    // NaN is non-zero (C's conversion to bool); `!=` alone is an ordered
+    // compare and says false for NaN.
+    return v != cast(v.type(), 0) || is_nan(v);
+  return v != cast(v.type(), 0);
+}
+
+} // namespace
+
+bool isElementwiseOp(mlir::Operation *op) {
+  return llvm::isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
+                   AndOp, OrOp, CmpOp, WhereOp, NegOp, ExpOp, LogOp, SqrtOp,
+                   RsqrtOp, TanhOp, ErfOp, ReluOp, SiluOp, SigmoidOp, SinOp,
+                   CosOp, NotOp, GeluOp, CastOp>(op);
+}
+
+llvm::Expected<Func> buildElementwise(KernelContext &ctx) {
+  mlir::Operation *op = ctx.op;
+  std::vector<Var> vars = axisVars(ctx.resultRank());
+  std::vector<Expr> idx = asExprs(vars);
+  auto in = [&](unsigned i) { return operand(ctx, i, idx); };
+
+  // Algorithm
+  std::string unsupported;
+  Expr value =
+      llvm::TypeSwitch<mlir::Operation *, Expr>(op)
+          .Case<AddOp>([&](auto) { return in(0) + in(1); })
+          .Case<SubOp>([&](auto) { return in(0) - in(1); })
+          .Case<MulOp>([&](auto) { return in(0) * in(1); })
+          .Case<DivOp>([&](auto) {
+            // Integers divide truncating toward zero (C, PyTorch's
+            // rounding_mode="trunc"); Halide's `/` floors.
+            Expr a = in(0), b = in(1);
+            return a.type().is_float() ? a / b : div_round_to_zero(a, b);
+          })
+          .Case<PowOp>([&](auto) { return pow(in(0), in(1)); })
+          .Case<MaximumOp>([&](auto) { return max(in(0), in(1)); })
+          .Case<MinimumOp>([&](auto) { return min(in(0), in(1)); })
+          .Case<AndOp>([&](auto) { return in(0) && in(1); })
+          .Case<OrOp>([&](auto) { return in(0) || in(1); })
+          .Case<NotOp>([&](auto) { return !in(0); })
+          .Case<CmpOp>([&](CmpOp cmp) -> Expr {
+            Expr a = comparable(ctx, 0, idx), b = comparable(ctx, 1, idx);
+            std::optional<CmpPredicate> pred = cmp.getPredicateKind();
+            if (!pred) {
+              unsupported =
+                  "unknown predicate '" + cmp.getPredicate().str() + "'";
+              return Expr();
+            }
+            switch (*pred) {
+            case CmpPredicate::eq:
+              return a == b;
+            case CmpPredicate::ne:
+              // Unordered: a NaN operand makes `ne` true.
+              if (a.type().is_float())
+                return a != b || is_nan(a) || is_nan(b);
+              return a != b;
+            case CmpPredicate::lt:
+              return a < b;
+            case CmpPredicate::le:
+              return a <= b;
+            case CmpPredicate::gt:
+              return a > b;
+            case CmpPredicate::ge:
+              return a >= b;
+            }
+            return Expr();
+          })
+          .Case<WhereOp>([&](auto) { return select(in(0), in(1), in(2)); })
+          .Case<NegOp>([&](auto) { return -in(0); })
+          .Case<ExpOp>([&](auto) { return exp(in(0)); })
+          .Case<LogOp>([&](auto) { return log(in(0)); })
+          .Case<SqrtOp>([&](auto) { return sqrt(in(0)); })
+          // Halide 14 has no rsqrt in its front end; a true division keeps
+          // full precision (fast-math here does not allow reciprocals).
+          .Case<RsqrtOp>([&](auto) { return 1.0f / sqrt(in(0)); })
+          .Case<TanhOp>([&](auto) { return accurateTanh(in(0)); })
+          .Case<ErfOp>([&](auto) { return accurateErf(in(0)); })
+          .Case<ReluOp>([&](auto) { return max(in(0), 0.0f); })
+          .Case<SigmoidOp>([&](auto) { return sigmoid(in(0)); })
+          .Case<SiluOp>([&](auto) {
+            Expr x = in(0);
+            return x * sigmoid(x);
+          })
+          .Case<SinOp>([&](auto) { return sin(in(0)); })
+          .Case<CosOp>([&](auto) { return cos(in(0)); })
+          .Case<GeluOp>([&](GeluOp gelu) -> Expr {
+            Expr x = in(0);
+            if (gelu.getApproximate() == "none")
+              return 0.5f * x * (1.0f + accurateErf(x * float(M_SQRT1_2)));
+            if (gelu.getApproximate() == "tanh") {
+              // 0.5 * (1 + tanh(u)) == sigmoid(2u): no cancellation for
+              // negative x, and one exp instead of a tanh.
+              Expr u =
+                  float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
+              return x * sigmoid(2.0f * u);
+            }
+            unsupported =
+                "unknown approximation '" + gelu.getApproximate().str() + "'";
+            return Expr();
+          })
+          .Case<CastOp>([&](auto) -> Expr {
+            Expr x = in(0);
+            if (ctx.resultType.getElementType().isInteger(1))
+              return isNonZero(x);
+            return cast(ctx.resultStorage, x);
+          })
+          .Default([&](mlir::Operation *) {
+            unsupported = "not an elementwise op";
+            return Expr();
+          });
+  if (!value.defined())
+    return ctx.error(unsupported);
+  if (ctx.resultType.getElementType().isInteger(1)) {
+    if (!value.type().is_bool())
+      return ctx.error("expected a boolean result");
+    value = storeBool(value);
+  }
+  if (value.type() != ctx.resultStorage)
+    return ctx.error("computes the wrong element type for the result");
+  Func out = ctx.func();
+  define(out, vars, value);
+
+  // Schedule
+  schedulePointwise(ctx, out, vars, ctx.resultType.getShape());
+  return out;
+}
+
+} // namespace tfc::codegen

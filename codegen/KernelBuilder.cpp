@@ -1,0 +1,367 @@
+//===- KernelBuilder.cpp - Dispatch, signatures, Halide errors, AOT -------===//
+//
+// buildKernel checks the op's types, creates one ImageParam per operand and
+// hands the op to its family's builder (ElementwiseKernels.cpp, ...); the
+// builders return the output Func, which becomes the Pipeline.
+//
+// This file and the builders are compiled with exceptions (see
+// CMakeLists.txt): Halide reports errors by throwing, and every entry point
+// catches them in withHalideErrors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelSupport.h"
+
+#include "ir/TfcOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+#include <sstream>
+
+using namespace Halide;
+using namespace tfc::codegen::detail;
+
+namespace tfc::codegen {
+
+//===----------------------------------------------------------------------===//
+// Halide errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Thrown by the compile-time error reporter; caught by withHalideErrors.
+struct HalideFailure {
+  std::string message;
+};
+
+std::string trimmed(llvm::StringRef text) { return text.trim().str(); }
+
+std::mutex gMessagesMutex;
+std::vector<std::string> gWarnings;
+std::string gRuntimeError;
+
+/// Halide calls error() from ErrorReport's destructor, which is declared
+/// noexcept(false) so that Halide's own exceptions can leave it: throwing
+/// from here is what Halide expects of a reporter that must not return.
+class Reporter final : public CompileTimeErrorReporter {
+public:
+  void warning(const char *msg) override {
+    std::lock_guard<std::mutex> lock(gMessagesMutex);
+    // Bounded: a long-running process compiling many kernels must not grow.
+    if (gWarnings.size() < 256)
+      gWarnings.push_back(trimmed(msg));
+  }
+  void error(const char *msg) override { throw HalideFailure{trimmed(msg)}; }
+};
+
+/// The JIT runtime's error handler (the default one calls abort()). A
+/// kernel that reports an error returns non-zero right after; the message
+/// waits here for takeKernelRuntimeError. The first message is kept: later
+/// ones are usually consequences of it.
+void runtimeErrorHandler(JITUserContext *, const char *msg) {
+  std::lock_guard<std::mutex> lock(gMessagesMutex);
+  if (gRuntimeError.empty())
+    gRuntimeError = trimmed(msg);
+}
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace
+
+void installHalideErrorHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Never destroyed: Halide keeps the pointer for the process' lifetime.
+    static Reporter *reporter = new Reporter();
+    set_custom_compile_time_error_reporter(reporter);
+    // Keep whatever other default handlers are set; replace the error one.
+    JITHandlers handlers =
+        Internal::JITSharedRuntime::set_default_handlers(JITHandlers());
+    handlers.custom_error = runtimeErrorHandler;
+    Internal::JITSharedRuntime::set_default_handlers(handlers);
+  });
+}
+
+llvm::Error withHalideErrors(llvm::function_ref<void()> fn) {
+  installHalideErrorHandlers();
+  try {
+    fn();
+    return llvm::Error::success();
+  } catch (const HalideFailure &e) {
+    return makeError("Halide: " + e.message);
+  } catch (const Halide::Error &e) {
+    // Raised only if a reporter other than ours was installed.
+    return makeError("Halide: " + trimmed(e.what()));
+  } catch (const std::exception &e) {
+    return makeError(llvm::Twine("Halide: ") + e.what());
+  } catch (...) {
+    return makeError("Halide: unknown error");
+  }
+}
+
+std::string takeKernelRuntimeError() {
+  std::lock_guard<std::mutex> lock(gMessagesMutex);
+  std::string message = std::move(gRuntimeError);
+  gRuntimeError.clear();
+  return message;
+}
+
+std::vector<std::string> takeHalideWarnings() {
+  std::lock_guard<std::mutex> lock(gMessagesMutex);
+  std::vector<std::string> warnings = std::move(gWarnings);
+  gWarnings.clear();
+  return warnings;
+}
+
+//===----------------------------------------------------------------------===//
+// Types, targets, signatures
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Halide::Type> storageType(mlir::Type elementType) {
+  if (elementType.isF32())
+    return Float(32);
+  if (elementType.isInteger(32))
+    return Int(32);
+  if (elementType.isInteger(64))
+    return Int(64);
+  if (elementType.isInteger(1))
+    return UInt(8);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  elementType.print(os);
+  return makeError("unsupported element type " + text);
+}
+
+Halide::Target hostTarget() { return get_host_target(); }
+
+Halide::Target cudaTarget() {
+  return get_host_target()
+      .with_feature(Target::CUDA)
+      .with_feature(Target::CUDACapability80);
+}
+
+bool hasKernel(mlir::Operation *op) {
+  return op && (isElementwiseOp(op) || isMatmulOp(op) || isReductionOp(op) ||
+                isDataMovementOp(op));
+}
+
+namespace {
+
+/// Attributes whose value is the op's default: omitted from signatures so
+/// that `{transpose_b = false}` and no attribute share a kernel.
+bool isDefaultAttr(llvm::StringRef name, mlir::Attribute attr) {
+  if (name == "transpose_b" || name == "keepdim")
+    if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
+      return !b.getValue();
+  if (name == "approximate")
+    if (auto s = llvm::dyn_cast<mlir::StringAttr>(attr))
+      return s.getValue() == "none";
+  return false;
+}
+
+/// "tfc.slice (at model.tfm:12:5)": how errors name an op.
+std::string describe(mlir::Operation *op) {
+  std::string text = op->getName().getStringRef().str();
+  if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+    text += " (at " + loc.getFilename().str() + ":" +
+            std::to_string(loc.getLine()) + ":" +
+            std::to_string(loc.getColumn()) + ")";
+  return text;
+}
+
+} // namespace
+
+std::string kernelSignature(mlir::Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef();
+  // Inherent attributes only (from properties too), sorted by name:
+  // discardable ones (frontend tags) do not change what a kernel computes.
+  llvm::SmallVector<std::pair<llvm::StringRef, mlir::Attribute>> attrs;
+  for (mlir::StringAttr name : op->getName().getAttributeNames()) {
+    std::optional<mlir::Attribute> attr = op->getInherentAttr(name);
+    if (attr && *attr && !isDefaultAttr(name.getValue(), *attr))
+      attrs.push_back({name.getValue(), *attr});
+  }
+  llvm::sort(attrs,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  if (!attrs.empty()) {
+    os << '{';
+    llvm::interleaveComma(attrs, os, [&](const auto &entry) {
+      os << entry.first << " = ";
+      entry.second.print(os);
+    });
+    os << '}';
+  }
+  os << '(';
+  llvm::interleaveComma(op->getOperandTypes(), os,
+                        [&](mlir::Type t) { t.print(os); });
+  os << ") -> ";
+  if (op->getNumResults() == 1) {
+    op->getResult(0).getType().print(os);
+  } else {
+    os << '(';
+    llvm::interleaveComma(op->getResultTypes(), os,
+                          [&](mlir::Type t) { t.print(os); });
+    os << ')';
+  }
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// buildKernel
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
+                                   const Halide::Target &target,
+                                   llvm::StringRef name) {
+  installHalideErrorHandlers();
+  if (!op)
+    return makeError("buildKernel: no op");
+  std::string what = describe(op);
+  if (!hasKernel(op))
+    return makeError(what + ": no kernel for this op");
+  if (op->getNumResults() != 1)
+    return makeError(what + ": expected one result");
+  auto resultType =
+      llvm::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
+  if (!resultType)
+    return makeError(what + ": the result is not a ranked tensor");
+  llvm::Expected<Halide::Type> resultStorage =
+      storageType(resultType.getElementType());
+  if (!resultStorage)
+    return makeError(what +
+                     ": result: " + llvm::toString(resultStorage.takeError()));
+  std::vector<std::pair<mlir::RankedTensorType, Halide::Type>> operands;
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes())) {
+    auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (!ranked)
+      return makeError(what + ": operand " + std::to_string(i) +
+                       " is not a ranked tensor");
+    llvm::Expected<Halide::Type> storage = storageType(ranked.getElementType());
+    if (!storage)
+      return makeError(what + ": operand " + std::to_string(i) + ": " +
+                       llvm::toString(storage.takeError()));
+    operands.push_back({ranked, *storage});
+  }
+
+  Kernel kernel;
+  llvm::StringRef mnemonic = op->getName().stripDialect();
+  kernel.name = name.empty() ? ("tfc_" + mnemonic).str() : name.str();
+  llvm::StringRef base = kernel.name;
+  base.consume_front("tfc_");
+  kernel.signature = kernelSignature(op);
+  kernel.target = target;
+
+  llvm::Error builderError = llvm::Error::success();
+  llvm::Error halideError = withHalideErrors([&] {
+    KernelContext ctx;
+    ctx.op = op;
+    ctx.target = target;
+    ctx.base = base.str();
+    ctx.resultType = resultType;
+    ctx.resultStorage = *resultStorage;
+    for (auto [i, operand] : llvm::enumerate(operands))
+      ctx.inputs.emplace_back(operand.first, operand.second,
+                              ctx.base + "_in" + std::to_string(i));
+
+    llvm::Expected<Func> out = ctx.error("no builder");
+    llvm::consumeError(out.takeError());
+    if (isElementwiseOp(op))
+      out = buildElementwise(ctx);
+    else if (isMatmulOp(op))
+      out = buildMatmul(ctx);
+    else if (isReductionOp(op))
+      out = buildReduction(ctx);
+    else
+      out = buildDataMovement(ctx);
+    if (!out) {
+      builderError = out.takeError();
+      return;
+    }
+    if (out->output_types().size() != 1 ||
+        out->output_types()[0] != ctx.resultStorage) {
+      builderError = ctx.error("kernel computes the wrong element type");
+      return;
+    }
+
+    // The result buffer follows the same contract as the inputs.
+    OutputImageParam result = out->output_buffer();
+    int rank = ctx.resultRank();
+    for (int axis = 0; axis < rank; ++axis) {
+      Internal::Dimension dim = result.dim(rank - 1 - axis);
+      dim.set_min(0);
+      if (auto e = ctx.resultStaticExtent(axis))
+        dim.set_extent(static_cast<int>(*e));
+    }
+    if (rank > 0)
+      result.dim(0).set_stride(1);
+
+    kernel.output = *out;
+    kernel.pipeline = Pipeline(*out);
+    for (TensorInput &in : ctx.inputs) {
+      kernel.inputs.push_back(in.param);
+      kernel.arguments.push_back(in.param);
+    }
+  });
+  if (halideError) {
+    llvm::consumeError(std::move(builderError));
+    return makeError(what + ": " + llvm::toString(std::move(halideError)));
+  }
+  if (builderError)
+    return makeError(llvm::toString(std::move(builderError)) +
+                     (llvm::isa<mlir::FileLineColLoc>(op->getLoc())
+                          ? " (" + what + ")"
+                          : std::string()));
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// AOT and inspection
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Halide::Module> compileToModule(const Kernel &kernel,
+                                               const Halide::Target &target) {
+  std::optional<Halide::Module> module;
+  if (llvm::Error err = withHalideErrors([&] {
+        Pipeline pipeline = kernel.pipeline;
+        module =
+            pipeline.compile_to_module(kernel.arguments, kernel.name, target);
+      }))
+    return makeError(kernel.name + ": " + llvm::toString(std::move(err)));
+  return std::move(*module);
+}
+
+llvm::Error
+compileToFiles(const Kernel &kernel, const Halide::Target &target,
+               const std::map<Halide::OutputFileType, std::string> &outputs) {
+  if (llvm::Error err = withHalideErrors([&] {
+        Pipeline pipeline = kernel.pipeline;
+        pipeline.compile_to(outputs, kernel.arguments, kernel.name, target);
+      }))
+    return makeError(kernel.name + ": " + llvm::toString(std::move(err)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::string> loweredStmt(const Kernel &kernel,
+                                        const Halide::Target &target) {
+  llvm::Expected<Halide::Module> module = compileToModule(kernel, target);
+  if (!module)
+    return module.takeError();
+  std::string text;
+  if (llvm::Error err = withHalideErrors([&] {
+        std::ostringstream os;
+        os << *module;
+        text = os.str();
+      }))
+    return makeError(kernel.name + ": " + llvm::toString(std::move(err)));
+  return text;
+}
+
+} // namespace tfc::codegen

@@ -1,0 +1,161 @@
+//===- KernelBuilder.h - One Halide kernel per tfc op -----------*- C++ -*-===//
+//
+// Codegen's first layer: turns one op of the `tfc` dialect into a Halide
+// pipeline (a "kernel") that computes the op's result from its operands. The
+// kernel cache (KernelCache.h) JIT-compiles kernels; the AOT and source
+// emitters compile the same kernels to objects or C.
+//
+// Buffer contract (the same as runtime/Plan.h's kernel calling convention):
+//  - Arguments are one `halide_buffer_t` per operand, in operand order, then
+//    one for the result. In argv form: `int kernel(void **args)`.
+//  - Halide dimension 0 is the tensor's *last* axis (row-major, innermost
+//    first); dimension i is axis rank-1-i. Strides are in elements.
+//  - Every dimension's min must be 0; dimension 0 must have stride 1 (dense
+//    innermost axis, so loads vectorize). Other strides are free, so views
+//    with padded rows (a KV cache with spare capacity) are accepted.
+//  - Static dimensions of the op's types are checked: a buffer whose extent
+//    differs is refused with an error (the kernel returns non-zero).
+//  - Element types: f32 -> float32, i32 -> int32, i64 -> int64, and i1 ->
+//    **uint8** holding 0 or 1 (the runtime stores bool as one byte; a
+//    `halide_buffer_t` for an i1 tensor has type {halide_type_uint, 8, 1}).
+//    Kernels read any non-zero byte as true; those that compute booleans
+//    (cmp, and, not, cast, causal_mask, ...) write exactly 0 or 1, and data
+//    movement (transpose, concat, gather, ...) copies bytes as they are.
+//
+// Kernel semantics beyond the IR's (docs/ir.md):
+//  - Broadcasting: an operand dimension of static size 1 against a larger or
+//    dynamic result dimension is read at index 0; a dynamic operand dimension
+//    is taken to equal the result's (the runtime checks shapes beforehand).
+//  - gather clamps ids into [0, V) so that a bad id can never read out of
+//    bounds (the runtime reports bad ids separately, before any kernel runs).
+//  - Reductions, softmax and the norms accumulate in fp32; variance is the
+//    biased one (as PyTorch).
+//
+// Errors: Halide reports user and internal errors by throwing. This library
+// is compiled with exceptions and catches them at its boundary: every
+// function here returns llvm::Error / llvm::Expected and never aborts or
+// throws. See `withHalideErrors`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_KERNELBUILDER_H
+#define TFC_CODEGEN_KERNELBUILDER_H
+
+#include "Halide.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class Operation;
+class Type;
+} // namespace mlir
+
+namespace tfc::codegen {
+
+/// A built (not yet compiled) kernel for one op.
+struct Kernel {
+  /// The function name the kernel is compiled under ("tfc_matmul_3"); the
+  /// Funcs inside are named after the op ("matmul_3", "matmul_3_prod").
+  std::string name;
+  /// The op's signature (kernelSignature), for messages and dumps.
+  std::string signature;
+  /// The target the schedule was written for (a CUDA target gets GPU
+  /// schedules). Compile for this target, possibly with features added
+  /// (JIT, NoRuntime, ...).
+  Halide::Target target;
+  Halide::Pipeline pipeline;
+  /// The input ImageParams in operand order, and the same as Arguments: pass
+  /// `arguments` to Pipeline::compile_*; Halide appends the output buffer.
+  std::vector<Halide::ImageParam> inputs;
+  std::vector<Halide::Argument> arguments;
+  Halide::Func output;
+};
+
+/// Whether `op` is a tfc op that gets a kernel (every tfc op but tfc.param
+/// and tfc.constant, which are values the runtime provides).
+bool hasKernel(mlir::Operation *op);
+
+/// The cache key of `op`'s kernel: op name, inherent attributes (defaults
+/// omitted), operand and result types; no location and no discardable
+/// attributes, so two layers' identical ops give the same string. E.g.
+/// `tfc.matmul{transpose_b = true}(tensor<?x12x?x64xf32>,
+/// tensor<?x12x?x64xf32>) -> tensor<?x12x?x?xf32>`.
+std::string kernelSignature(mlir::Operation *op);
+
+/// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,
+/// or a GPU one if the target has a GPU feature such as CUDA). `name` is the
+/// function name; empty: "tfc_<mnemonic>". The Funcs are named after `name`
+/// without its "tfc_" prefix. Fails with a message (naming the op) on an
+/// unsupported op or type, or when Halide reports an error.
+llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
+                                   const Halide::Target &target,
+                                   llvm::StringRef name = "");
+
+/// The Halide type that stores elements of `elementType` in kernel buffers
+/// (i1 -> UInt(8), see the header comment).
+llvm::Expected<Halide::Type> storageType(mlir::Type elementType);
+
+/// The target the JIT uses on this machine: the host target (AVX-512 etc.).
+Halide::Target hostTarget();
+
+/// The CUDA target of DESIGN.md §6: `host-cuda-cuda_capability_80`.
+Halide::Target cudaTarget();
+
+//===----------------------------------------------------------------------===//
+// Compiling a kernel ahead of time or for inspection
+//===----------------------------------------------------------------------===//
+
+/// Lowers the kernel to a Halide Module for `target` (features are used as
+/// given: add Target::NoRuntime for objects linked with a standalone runtime).
+llvm::Expected<Halide::Module> compileToModule(const Kernel &kernel,
+                                               const Halide::Target &target);
+
+/// Writes the outputs named in `outputs` (object, static_library, c_header,
+/// c_source, stmt, stmt_html, assembly, ...) for `target`, under the
+/// kernel's function name.
+llvm::Error
+compileToFiles(const Kernel &kernel, const Halide::Target &target,
+               const std::map<Halide::OutputFileType, std::string> &outputs);
+
+/// The lowered statement (what `.stmt` files show) of the kernel for
+/// `target`, as text.
+llvm::Expected<std::string> loweredStmt(const Kernel &kernel,
+                                        const Halide::Target &target);
+
+//===----------------------------------------------------------------------===//
+// Halide error handling
+//===----------------------------------------------------------------------===//
+
+/// Installs, once per process, the handlers that turn Halide's errors into
+/// values: a CompileTimeErrorReporter whose error() throws (caught by
+/// withHalideErrors; Halide's own default would print and, in a build
+/// without exceptions, abort) and whose warning() records the warning; and a
+/// JIT runtime error handler (the runtime's default calls abort()) that
+/// records the message for takeKernelRuntimeError(). Called by everything in
+/// this library that touches Halide; idempotent and thread-safe.
+void installHalideErrorHandlers();
+
+/// Runs `fn`, turning any Halide compile-time error (or other exception)
+/// raised inside into an llvm::Error carrying Halide's message. `fn` should
+/// only contain code compiled with exceptions for destructors to run on the
+/// error path (this library is); callers compiled with -fno-exceptions still
+/// get the error, since LLVM's flags keep unwind tables.
+llvm::Error withHalideErrors(llvm::function_ref<void()> fn);
+
+/// The message of the last error a JIT-compiled kernel reported at run time
+/// (a kernel returns non-zero after reporting one: a buffer of the wrong
+/// type or shape, say), and clears it. Empty if none.
+std::string takeKernelRuntimeError();
+
+/// The warnings Halide reported since the last call, and clears them.
+std::vector<std::string> takeHalideWarnings();
+
+} // namespace tfc::codegen
+
+#endif // TFC_CODEGEN_KERNELBUILDER_H

@@ -1,0 +1,96 @@
+//===- KernelCache.cpp - JIT-compiled kernels keyed by signature ----------===//
+//
+// JIT compilation follows Pipeline::compile_jit (Halide 14), minus its
+// JITUserContext argument: the kernel is lowered with compile_to_module for
+// the target plus Target::JIT (so that it links against Halide's shared JIT
+// runtime instead of embedding a runtime of its own), and a JITModule turns
+// the module into machine code. The module exports `<name>_argv`, the same
+// argv wrapper an AOT object has. Without a user context the runtime calls
+// the process-wide handlers installed by installHalideErrorHandlers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelCache.h"
+
+#include "mlir/IR/Operation.h"
+
+using namespace Halide;
+
+namespace tfc::codegen {
+
+KernelCache::KernelCache(Target target) : jitTarget(std::move(target)) {
+  installHalideErrorHandlers();
+}
+
+KernelCache::~KernelCache() = default;
+
+std::string KernelCache::nextName(mlir::Operation *op) const {
+  return ("tfc_" + op->getName().stripDialect() + "_" +
+          llvm::Twine(ordered.size()))
+      .str();
+}
+
+llvm::Expected<Kernel> KernelCache::build(mlir::Operation *op) const {
+  if (!op)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "KernelCache: no op");
+  if (const CompiledKernel *known = lookup(kernelSignature(op)))
+    return buildKernel(op, jitTarget, known->name);
+  return buildKernel(op, jitTarget, nextName(op));
+}
+
+llvm::Expected<const CompiledKernel &>
+KernelCache::getOrCompile(mlir::Operation *op) {
+  if (!op)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "KernelCache: no op");
+  std::string signature = kernelSignature(op);
+  auto it = bySignature.find(signature);
+  if (it != bySignature.end())
+    return *it->second;
+
+  llvm::Expected<Kernel> kernel = buildKernel(op, jitTarget, nextName(op));
+  if (!kernel)
+    return kernel.takeError();
+
+  auto compiled = std::make_unique<CompiledKernel>();
+  compiled->name = kernel->name;
+  compiled->signature = signature;
+  compiled->numInputs = static_cast<int>(kernel->inputs.size());
+  if (llvm::Error err = withHalideErrors([&] {
+        Target target = jitTarget.with_feature(Target::JIT);
+        Pipeline pipeline = kernel->pipeline;
+        Module module =
+            pipeline.compile_to_module(kernel->arguments, kernel->name, target)
+                .resolve_submodules();
+        compiled->module = Internal::JITModule(
+            module, module.get_function_by_name(kernel->name));
+        compiled->fn = reinterpret_cast<KernelFn>(
+            reinterpret_cast<void *>(compiled->module.argv_function()));
+      }))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "compiling " + kernel->name + " (" +
+                                       signature +
+                                       "): " + llvm::toString(std::move(err)));
+  if (!compiled->fn)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "compiling " + kernel->name +
+                                       ": the JIT module has no argv entry");
+  compiled->kernel = std::move(*kernel);
+
+  const CompiledKernel &result = *compiled;
+  ordered.push_back(compiled.get());
+  bySignature[signature] = std::move(compiled);
+  return result;
+}
+
+const CompiledKernel *KernelCache::lookup(llvm::StringRef signature) const {
+  auto it = bySignature.find(signature);
+  return it == bySignature.end() ? nullptr : it->second.get();
+}
+
+std::vector<const CompiledKernel *> KernelCache::kernels() const {
+  return ordered;
+}
+
+} // namespace tfc::codegen

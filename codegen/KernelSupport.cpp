@@ -1,0 +1,253 @@
+//===- KernelSupport.cpp - Helpers shared by the kernel builders ----------===//
+
+#include "codegen/KernelSupport.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace Halide;
+
+namespace tfc::codegen::detail {
+
+//===----------------------------------------------------------------------===//
+// TensorInput
+//===----------------------------------------------------------------------===//
+
+TensorInput::TensorInput(mlir::RankedTensorType type, Halide::Type storage,
+                         const std::string &name)
+    : param(storage, static_cast<int>(type.getRank()), name),
+      shape(type.getShape().begin(), type.getShape().end()),
+      elementType(type.getElementType()) {
+  // Constant mins let Halide fold index arithmetic; the runtime's buffers
+  // always start at 0. A stride-1 innermost dimension makes vector loads
+  // dense. Static extents are checked when the kernel is called, and also
+  // let Halide specialize loops (tails, unrolling) at compile time.
+  for (int axis = 0; axis < rank(); ++axis) {
+    Internal::Dimension dim = param.dim(hdim(axis));
+    dim.set_min(0);
+    if (!mlir::ShapedType::isDynamic(shape[axis]))
+      dim.set_extent(static_cast<int>(shape[axis]));
+  }
+  if (rank() > 0)
+    param.dim(0).set_stride(1);
+}
+
+std::optional<int64_t> TensorInput::staticExtent(int axis) const {
+  if (mlir::ShapedType::isDynamic(shape[axis]))
+    return std::nullopt;
+  return shape[axis];
+}
+
+Expr TensorInput::extent(int axis) const {
+  if (auto e = staticExtent(axis))
+    return Expr(static_cast<int>(*e));
+  return param.dim(hdim(axis)).extent();
+}
+
+Expr TensorInput::at(const std::vector<Expr> &indices) const {
+  std::vector<Expr> reversed(indices.rbegin(), indices.rend());
+  return param(reversed);
+}
+
+Expr TensorInput::value(const std::vector<Expr> &indices) const {
+  Expr e = at(indices);
+  if (isBool())
+    return e != cast(e.type(), 0);
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelContext
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> KernelContext::resultStaticExtent(int axis) const {
+  int64_t e = resultType.getDimSize(axis);
+  if (mlir::ShapedType::isDynamic(e))
+    return std::nullopt;
+  return e;
+}
+
+Func KernelContext::func(const std::string &stage) const {
+  return Func(stage.empty() ? base : base + "_" + stage);
+}
+
+llvm::Error KernelContext::error(const llvm::Twine &message) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine(op->getName().getStringRef()) +
+                                     ": " + message);
+}
+
+//===----------------------------------------------------------------------===//
+// Axis-ordered access
+//===----------------------------------------------------------------------===//
+
+std::vector<Var> axisVars(int rank) {
+  std::vector<Var> vars;
+  for (int i = 0; i < rank; ++i)
+    vars.emplace_back("i" + std::to_string(i));
+  return vars;
+}
+
+std::vector<Expr> asExprs(const std::vector<Var> &vars) {
+  return std::vector<Expr>(vars.begin(), vars.end());
+}
+
+void define(Func &f, const std::vector<Var> &vars, const Expr &value) {
+  std::vector<Var> reversed(vars.rbegin(), vars.rend());
+  f(reversed) = value;
+}
+
+Expr call(const Func &f, const std::vector<Expr> &indices) {
+  std::vector<Expr> reversed(indices.rbegin(), indices.rend());
+  // Func::operator() is non-const; calling does not modify the Func.
+  return const_cast<Func &>(f)(reversed);
+}
+
+FuncRef ref(Func &f, const std::vector<Expr> &indices) {
+  std::vector<Expr> reversed(indices.rbegin(), indices.rend());
+  return f(reversed);
+}
+
+std::vector<Expr> broadcastIndices(const TensorInput &operand,
+                                   const std::vector<Expr> &resultIndices) {
+  int rank = operand.rank();
+  int offset = static_cast<int>(resultIndices.size()) - rank;
+  std::vector<Expr> indices;
+  for (int axis = 0; axis < rank; ++axis) {
+    // A static 1 is read at index 0 whatever the result's extent (0 is its
+    // only index anyway). A `?` is taken to equal the result's dimension.
+    if (operand.shape[axis] == 1)
+      indices.push_back(0);
+    else
+      indices.push_back(resultIndices[axis + offset]);
+  }
+  return indices;
+}
+
+Expr storeBool(const Expr &b) { return cast(UInt(8), b); }
+
+Expr lowest(const Type &t) {
+  if (t.is_float())
+    return Expr(-std::numeric_limits<float>::infinity());
+  return t.min();
+}
+
+//===----------------------------------------------------------------------===//
+// Schedules
+//===----------------------------------------------------------------------===//
+
+Var fuseAll(Stage stage, const std::vector<Var> &innerToOuter,
+            const std::string &name) {
+  if (innerToOuter.empty())
+    return Var(name);
+  Var fused = innerToOuter.front();
+  for (size_t i = 1; i < innerToOuter.size(); ++i) {
+    Var next(name + (i + 1 == innerToOuter.size() ? std::string()
+                                                  : std::to_string(i)));
+    stage.fuse(fused, innerToOuter[i], next);
+    fused = next;
+  }
+  return fused;
+}
+
+TailStrategy outputTail(std::optional<int64_t> extent, int factor) {
+  if (extent && *extent >= factor)
+    return TailStrategy::ShiftInwards;
+  return TailStrategy::GuardWithIf;
+}
+
+void gpuTileStage(Stage stage, const std::vector<Var> &vars) {
+  int rank = static_cast<int>(vars.size());
+  if (rank == 0) {
+    stage.gpu_single_thread();
+    return;
+  }
+  Var inner = vars[rank - 1];
+  if (rank == 1) {
+    Var bx("bx"), tx("tx");
+    stage.gpu_tile(inner, bx, tx, 256, TailStrategy::GuardWithIf);
+    return;
+  }
+  std::vector<Var> outerVars(vars.rbegin() + 1, vars.rend());
+  Var outer = fuseAll(stage, outerVars, "rows");
+  Var bx("bx"), by("by"), tx("tx"), ty("ty");
+  stage.gpu_tile(inner, outer, bx, by, tx, ty, 64, 4,
+                 TailStrategy::GuardWithIf);
+}
+
+void schedulePointwise(const KernelContext &ctx, Func f,
+                       const std::vector<Var> &vars,
+                       llvm::ArrayRef<int64_t> shape) {
+  int rank = static_cast<int>(vars.size());
+  auto staticExtent = [&](int axis) -> std::optional<int64_t> {
+    if (mlir::ShapedType::isDynamic(shape[axis]))
+      return std::nullopt;
+    return shape[axis];
+  };
+
+  if (ctx.gpu()) {
+    gpuTileStage(f, vars);
+    return;
+  }
+
+  if (rank == 0)
+    return;
+  Var inner = vars[rank - 1];
+  std::optional<int64_t> innerExtent = staticExtent(rank - 1);
+  // Vectorize the contiguous axis. A static axis narrower than a vector
+  // stays scalar: padding it would compute (and require) extra elements.
+  if (!innerExtent || *innerExtent >= kVectorLanes)
+    f.vectorize(inner, kVectorLanes, outputTail(innerExtent, kVectorLanes));
+  else if (*innerExtent >= 8)
+    f.vectorize(inner, 8, TailStrategy::ShiftInwards);
+  if (rank == 1)
+    return;
+  std::vector<Var> outerVars(vars.rbegin() + 1, vars.rend());
+  parallelRows(f, outerVars, rowsPerTask(innerExtent));
+}
+
+int rowsPerTask(std::optional<int64_t> rowLength) {
+  // Tasks of about 16K elements: smaller ones cost more in thread-pool
+  // overhead than they gain.
+  if (!rowLength)
+    return 16;
+  return static_cast<int>(
+      std::max<int64_t>(1, 16384 / std::max<int64_t>(*rowLength, 1)));
+}
+
+Var parallelRows(Func f, const std::vector<Var> &rowsInnerToOuter,
+                 int rowsPerTask) {
+  // The innermost row var is split, never fused: per-row intermediates
+  // computed at a fused var would get bounds through div/mod expressions,
+  // which bounds inference cannot tighten to one row (it then allocates and
+  // computes whole planes per row).
+  Var inner = rowsInnerToOuter.front();
+  std::vector<Var> taskVars(rowsInnerToOuter.begin() + 1,
+                            rowsInnerToOuter.end());
+  Var row = inner;
+  if (rowsPerTask > 1) {
+    Var task("row_task");
+    row = Var("row");
+    f.split(inner, task, row, rowsPerTask, TailStrategy::GuardWithIf);
+    taskVars.insert(taskVars.begin(), task);
+  }
+  if (taskVars.empty())
+    f.parallel(inner);
+  else
+    f.parallel(fuseAll(f, taskVars, "tasks"));
+  return row;
+}
+
+Func vectorizeInnerReduction(Func acc, const RVar &r, const LoopLevel &at) {
+  RVar ro("ro"), ri("ri");
+  Var lane("lane");
+  Func lanes = acc.update()
+                   .split(r, ro, ri, kVectorLanes, TailStrategy::GuardWithIf)
+                   .rfactor(ri, lane);
+  lanes.compute_at(at).vectorize(lane);
+  lanes.update().vectorize(lane);
+  return lanes;
+}
+
+} // namespace tfc::codegen::detail
