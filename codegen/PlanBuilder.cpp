@@ -1,0 +1,991 @@
+//===- PlanBuilder.cpp - tfc dialect module -> runtime Plan ---------------===//
+//
+// One pass over each entry function, in program order (the body is a single
+// block of pure ops, already in a valid execution order):
+//
+//  * arguments become Input values; their `tfc.dims` names define the
+//    entry's symbols, each read from the first input axis that has it;
+//  * tfc.param becomes a Param value, tfc.constant a Plan constant (shared
+//    across entries: equal attributes are uniqued by MLIR, hence one key);
+//  * every other tfc op becomes a step. Its result shapes are computed as
+//    DimExprs by a per-op rule (the symbolic counterpart of the dialect's
+//    inferShape, which only knows `?`), then reconciled with the IR's static
+//    dims. Its kernel is found or created by signature.
+//
+// Afterwards, temps are given a release point (the step of their last use),
+// and the result is checked with rt::verifyPlan so that codegen can never
+// hand the runtime a plan it would refuse.
+//
+// Shape rules are looked up by op name rather than by C++ class so that ops
+// added later (the fused ops) can get a rule here without this file
+// depending on their generated classes; an op with no rule takes the
+// symbolic dims of its first operand of the same rank (right for the fused
+// ops designed so far: attention, add+layer-norm, linear), and fails if
+// that cannot explain every dynamic result dim.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/PlanBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+using namespace mlir;
+
+namespace tfc {
+
+using rt::DimExpr;
+using SymShape = std::vector<DimExpr>;
+
+//===----------------------------------------------------------------------===//
+// Signatures and locations
+//===----------------------------------------------------------------------===//
+
+std::string defaultKernelSignature(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName().getStringRef();
+  // Inherent attributes only (getAttrDictionary includes those stored as
+  // properties): discardable ones, such as a pass's annotations, do not
+  // change what the kernel computes and must not split a kernel per layer.
+  DictionaryAttr discardable = op->getDiscardableAttrDictionary();
+  NamedAttrList inherent;
+  for (NamedAttribute attr : op->getAttrDictionary())
+    if (!discardable.contains(attr.getName()))
+      inherent.push_back(attr);
+  if (!inherent.empty())
+    os << " " << inherent.getDictionary(op->getContext());
+  os << " : (";
+  llvm::interleaveComma(op->getOperandTypes(), os);
+  os << ") -> (";
+  llvm::interleaveComma(op->getResultTypes(), os);
+  os << ")";
+  return s;
+}
+
+/// The FileLineColLocs in `loc`, innermost first: for a call site, those of
+/// the callee (where the op was written) before those of the caller.
+static void collectFileLocs(Location loc, std::vector<FileLineColLoc> &out,
+                            int depth = 0) {
+  if (depth > 64) // Locations are DAGs built by the frontend; be safe.
+    return;
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    out.push_back(file);
+  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    collectFileLocs(call.getCallee(), out, depth + 1);
+    collectFileLocs(call.getCaller(), out, depth + 1);
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    collectFileLocs(name.getChildLoc(), out, depth + 1);
+  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      collectFileLocs(inner, out, depth + 1);
+  } else if (auto opaque = dyn_cast<OpaqueLoc>(loc)) {
+    collectFileLocs(opaque.getFallbackLocation(), out, depth + 1);
+  }
+}
+
+std::string locationString(Location loc) {
+  std::vector<FileLineColLoc> files;
+  collectFileLocs(loc, files);
+  if (files.empty())
+    return "";
+  // Ops of the built-in prelude ("<prelude>") are reported at the innermost
+  // line of a real file, i.e. where the model calls the prelude block: a
+  // line the user can open.
+  FileLineColLoc best = files.front();
+  for (FileLineColLoc f : files)
+    if (!f.getFilename().getValue().starts_with("<")) {
+      best = f;
+      break;
+    }
+  return best.getFilename().str() + ":" + std::to_string(best.getLine()) + ":" +
+         std::to_string(best.getColumn());
+}
+
+//===----------------------------------------------------------------------===//
+// DimExpr arithmetic
+//===----------------------------------------------------------------------===//
+
+/// Canonical form: terms sorted by symbol, no zero coefficients; so that
+/// DimExpr::operator== is semantic equality.
+static DimExpr canonical(DimExpr d) {
+  std::sort(d.terms.begin(), d.terms.end());
+  std::vector<std::pair<int32_t, int64_t>> merged;
+  for (const auto &t : d.terms) {
+    if (!merged.empty() && merged.back().first == t.first)
+      merged.back().second += t.second;
+    else
+      merged.push_back(t);
+  }
+  merged.erase(std::remove_if(merged.begin(), merged.end(),
+                              [](const auto &t) { return t.second == 0; }),
+               merged.end());
+  d.terms = std::move(merged);
+  return d;
+}
+
+static DimExpr add(const DimExpr &a, const DimExpr &b, int64_t bScale = 1) {
+  DimExpr r = a;
+  r.constant += bScale * b.constant;
+  for (const auto &t : b.terms)
+    r.terms.emplace_back(t.first, bScale * t.second);
+  return canonical(r);
+}
+
+static bool isOne(const DimExpr &d) { return d.isStatic() && d.constant == 1; }
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static std::string opWhere(Operation *op) {
+  std::string loc = locationString(op->getLoc());
+  return (loc.empty() ? "" : loc + ": ") + "cannot plan '" +
+         op->getName().getStringRef().str() + "'";
+}
+
+static std::optional<rt::DType> dtypeOf(Type element) {
+  if (element.isF32())
+    return rt::DType::F32;
+  if (element.isInteger(1))
+    return rt::DType::Bool;
+  if (element.isInteger(32))
+    return rt::DType::I32;
+  if (element.isInteger(64))
+    return rt::DType::I64;
+  return std::nullopt;
+}
+
+static std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry building
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// State shared by all entries of a module: kernels, params, constants.
+struct ModuleState {
+  rt::Plan plan;
+  std::vector<Operation *> kernelOps;
+  llvm::StringMap<int32_t> kernelBySignature;
+  llvm::StringMap<size_t> paramByName;
+  llvm::DenseMap<Attribute, int32_t> constantByAttr;
+  llvm::StringMap<int64_t> bounds;
+  KernelSignatureFn signature;
+};
+
+class EntryBuilder {
+public:
+  EntryBuilder(ModuleState &module, func::FuncOp func)
+      : module(module), func(func) {}
+
+  llvm::Error build();
+  rt::PlanEntry entry;
+
+private:
+  ModuleState &module;
+  func::FuncOp func;
+  llvm::DenseMap<Value, int32_t> ids;
+  llvm::StringMap<int32_t> symbolByName;
+
+  std::string symbolsString(const SymShape &shape) const {
+    rt::PlanValue v;
+    v.shape = shape;
+    std::string s = rt::valueTypeToString(v, entry.symbols);
+    return s.substr(s.find('['));
+  }
+  std::string dimString(const DimExpr &d) const {
+    return rt::dimToString(d, entry.symbols);
+  }
+
+  const rt::PlanValue &valueOf(Value v) const {
+    return entry.values[static_cast<size_t>(ids.lookup(v))];
+  }
+  const SymShape &shapeOf(Value v) const { return valueOf(v).shape; }
+
+  int32_t addValue(Value v, rt::PlanValue value) {
+    int32_t id = static_cast<int32_t>(entry.values.size());
+    entry.values.push_back(std::move(value));
+    ids[v] = id;
+    return id;
+  }
+
+  llvm::Error addArguments();
+  llvm::Error addParam(Operation *op);
+  llvm::Error addConstant(Operation *op);
+  llvm::Error addStep(Operation *op);
+  llvm::Error addReturn(func::ReturnOp ret);
+  void computeReleases();
+
+  llvm::Expected<std::vector<SymShape>> inferShapes(Operation *op);
+  llvm::Expected<SymShape> broadcast(Operation *op,
+                                     llvm::ArrayRef<SymShape> shapes);
+  llvm::Error addChecks(Operation *op);
+  void addDimCheck(rt::DimCheck check);
+  void requireEqual(Operation *op, const DimExpr &dim, int64_t size);
+  std::optional<DimExpr> parseDeclaredDim(llvm::StringRef text);
+};
+
+} // namespace
+
+/// An integer attribute by name (inherent or discardable).
+static std::optional<int64_t> intAttr(Operation *op, llvm::StringRef name) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(op->getAttr(name)))
+    return attr.getValue().getSExtValue();
+  return std::nullopt;
+}
+
+static bool boolAttr(Operation *op, llvm::StringRef name) {
+  auto attr = dyn_cast_or_null<BoolAttr>(op->getAttr(name));
+  return attr && attr.getValue();
+}
+
+static std::optional<std::vector<int64_t>> arrayAttr(Operation *op,
+                                                     llvm::StringRef name) {
+  if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(op->getAttr(name)))
+    return std::vector<int64_t>(attr.asArrayRef().begin(),
+                                attr.asArrayRef().end());
+  return std::nullopt;
+}
+
+llvm::Error EntryBuilder::addArguments() {
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto nameAttr = func.getArgAttrOfType<StringAttr>(i, "tfc.name");
+    std::string name =
+        nameAttr ? nameAttr.getValue().str() : "arg" + std::to_string(i);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    std::optional<rt::DType> dtype =
+        type ? dtypeOf(type.getElementType()) : std::nullopt;
+    if (!dtype)
+      return makeError("entry '" + func.getName() + "': input '" + name +
+                       "' has type " + typeString(arg.getType()) +
+                       ", which the runtime cannot pass (ranked tensors of "
+                       "f32, i32, i64 or i1 only)");
+    auto dims = func.getArgAttrOfType<ArrayAttr>(i, "tfc.dims");
+    rt::PlanValue value;
+    value.kind = rt::PlanValue::Kind::Input;
+    value.dtype = *dtype;
+    value.index = static_cast<int32_t>(i);
+    for (int64_t axis = 0; axis < type.getRank(); ++axis) {
+      if (!type.isDynamicDim(axis)) {
+        value.shape.push_back(DimExpr::of(type.getDimSize(axis)));
+        continue;
+      }
+      std::string dimName = name + "." + std::to_string(axis);
+      if (dims && axis < static_cast<int64_t>(dims.size()))
+        if (auto s = dyn_cast<StringAttr>(dims[axis]))
+          dimName = s.getValue().str();
+      int64_t size;
+      if (!llvm::StringRef(dimName).getAsInteger(10, size)) {
+        // A dynamic IR dim the signature fixes: checked by the executor.
+        value.shape.push_back(DimExpr::of(size));
+        continue;
+      }
+      auto [it, inserted] = symbolByName.try_emplace(
+          dimName, static_cast<int32_t>(entry.symbols.size()));
+      if (inserted) {
+        rt::SymbolSource src;
+        src.name = dimName;
+        src.input = static_cast<int32_t>(i);
+        src.axis = static_cast<int32_t>(axis);
+        src.bound = module.bounds.lookup(dimName);
+        entry.symbols.push_back(src);
+      }
+      value.shape.push_back(DimExpr{0, {{it->second, 1}}});
+    }
+    entry.inputs.push_back(addValue(arg, value));
+    entry.inputNames.push_back(name);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error EntryBuilder::addParam(Operation *op) {
+  auto nameAttr = dyn_cast_or_null<StringAttr>(op->getAttr("name"));
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  std::optional<rt::DType> dtype;
+  if (type)
+    dtype = dtypeOf(type.getElementType());
+  if (!nameAttr || !type || !type.hasStaticShape() || !dtype)
+    return makeError(opWhere(op) +
+                     ": a parameter needs a name and a static "
+                     "f32, i32, i64 or i1 tensor type, got " +
+                     typeString(op->getResult(0).getType()));
+  std::string name = nameAttr.getValue().str();
+  rt::Shape shape(type.getShape().begin(), type.getShape().end());
+  auto [it, inserted] =
+      module.paramByName.try_emplace(name, module.plan.params.size());
+  if (inserted) {
+    module.plan.params.push_back({name, shape, *dtype});
+  } else {
+    const rt::ParamInfo &info = module.plan.params[it->second];
+    if (info.shape != shape || info.storedDType != *dtype)
+      return makeError(opWhere(op) + ": parameter '" + name + "' is used as " +
+                       rt::typeToString(*dtype, shape) + " here and as " +
+                       rt::typeToString(info.storedDType, info.shape) +
+                       " elsewhere");
+  }
+  rt::PlanValue value;
+  value.kind = rt::PlanValue::Kind::Param;
+  value.dtype = *dtype;
+  value.name = name;
+  for (int64_t d : shape)
+    value.shape.push_back(DimExpr::of(d));
+  addValue(op->getResult(0), value);
+  return llvm::Error::success();
+}
+
+/// The elements of `attr` as a runtime tensor (splats expanded).
+static llvm::Expected<rt::Tensor> tensorOf(DenseElementsAttr attr,
+                                           rt::DType dtype) {
+  rt::Shape shape(attr.getType().getShape().begin(),
+                  attr.getType().getShape().end());
+  rt::Expected<rt::Tensor> t = rt::Tensor::zeros(dtype, shape);
+  if (!t)
+    return makeError(t.message());
+  size_t i = 0;
+  switch (dtype) {
+  case rt::DType::F32:
+    for (float v : attr.getValues<float>())
+      t->dataAs<float>()[i++] = v;
+    break;
+  case rt::DType::I32:
+    for (int32_t v : attr.getValues<int32_t>())
+      t->dataAs<int32_t>()[i++] = v;
+    break;
+  case rt::DType::I64:
+    for (int64_t v : attr.getValues<int64_t>())
+      t->dataAs<int64_t>()[i++] = v;
+    break;
+  case rt::DType::Bool:
+    for (bool v : attr.getValues<bool>())
+      t->dataAs<uint8_t>()[i++] = v ? 1 : 0;
+    break;
+  default:
+    return makeError("unsupported constant type");
+  }
+  return t.take();
+}
+
+llvm::Error EntryBuilder::addConstant(Operation *op) {
+  auto attr = dyn_cast_or_null<DenseElementsAttr>(op->getAttr("value"));
+  std::optional<rt::DType> dtype =
+      attr ? dtypeOf(attr.getType().getElementType()) : std::nullopt;
+  if (!attr || !dtype || !attr.getType().hasStaticShape())
+    return makeError(opWhere(op) + ": only dense constants of f32, i32, i64 "
+                                   "or i1 with a static shape are supported");
+  auto [it, inserted] = module.constantByAttr.try_emplace(
+      attr, static_cast<int32_t>(module.plan.constants.size()));
+  if (inserted) {
+    llvm::Expected<rt::Tensor> t = tensorOf(attr, *dtype);
+    if (!t)
+      return makeError(opWhere(op) + ": " + llvm::toString(t.takeError()));
+    module.plan.constants.push_back(std::move(*t));
+  }
+  rt::PlanValue value;
+  value.kind = rt::PlanValue::Kind::Constant;
+  value.dtype = *dtype;
+  value.index = it->second;
+  for (int64_t d : attr.getType().getShape())
+    value.shape.push_back(DimExpr::of(d));
+  addValue(op->getResult(0), value);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Symbolic shape rules
+//===----------------------------------------------------------------------===//
+
+void EntryBuilder::addDimCheck(rt::DimCheck check) {
+  for (const rt::DimCheck &c : entry.dimChecks)
+    if (c.dim == check.dim && c.min == check.min)
+      return;
+  entry.dimChecks.push_back(std::move(check));
+}
+
+/// Kernels take a dynamic operand dim to equal the static result dim it
+/// broadcasts to (codegen/KernelBuilder.h), so the runtime must make sure it
+/// does: dim >= size and size - dim >= 0.
+void EntryBuilder::requireEqual(Operation *op, const DimExpr &dim,
+                                int64_t size) {
+  std::string loc = locationString(op->getLoc());
+  std::string what = dimString(dim) + " broadcast to " + std::to_string(size) +
+                     " in '" + op->getName().getStringRef().str() + "'" +
+                     (loc.empty() ? "" : " at " + loc);
+  addDimCheck({dim, size, what});
+  addDimCheck({add(DimExpr::of(size), dim, -1), 0, what});
+}
+
+/// numpy broadcasting over DimExprs: a static 1 yields to the other side;
+/// a static n > 1 wins over a symbolic dim (which must then be n or 1 at run
+/// time, as the IR's type says); two different symbolic dims cannot be
+/// decided at compile time and are refused.
+llvm::Expected<SymShape>
+EntryBuilder::broadcast(Operation *op, llvm::ArrayRef<SymShape> shapes) {
+  size_t rank = 0;
+  for (const SymShape &s : shapes)
+    rank = std::max(rank, s.size());
+  SymShape result(rank, DimExpr::of(1));
+  for (size_t r = 0; r < rank; ++r) { // r counts from the right
+    DimExpr &out = result[rank - 1 - r];
+    for (const SymShape &s : shapes) {
+      if (r >= s.size())
+        continue;
+      const DimExpr &d = s[s.size() - 1 - r];
+      if (isOne(d) || d == out)
+        continue;
+      if (isOne(out)) {
+        out = d;
+        continue;
+      }
+      if (d.isStatic() && out.isStatic())
+        return makeError(opWhere(op) + ": cannot broadcast " +
+                         std::to_string(d.constant) + " against " +
+                         std::to_string(out.constant));
+      if (d.isStatic()) {
+        requireEqual(op, out, d.constant);
+        out = d;
+        continue;
+      }
+      if (out.isStatic()) {
+        requireEqual(op, d, out.constant);
+        continue;
+      }
+      return makeError(opWhere(op) + ": cannot broadcast " + dimString(out) +
+                       " against " + dimString(d) +
+                       ": their sizes are only known at run time");
+    }
+  }
+  return result;
+}
+
+llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {
+  llvm::StringRef name = op->getName().getStringRef();
+  std::vector<SymShape> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(shapeOf(v));
+  auto single = [](SymShape s) { return std::vector<SymShape>{std::move(s)}; };
+  auto axisOf = [&](llvm::StringRef attr,
+                    size_t operand) -> llvm::Expected<size_t> {
+    std::optional<int64_t> axis = intAttr(op, attr);
+    if (!axis || operand >= operands.size() || *axis < 0 ||
+        static_cast<size_t>(*axis) >= operands[operand].size())
+      return makeError(opWhere(op) + ": missing or out-of-range '" + attr +
+                       "'");
+    return static_cast<size_t>(*axis);
+  };
+
+  static const llvm::StringSet<> broadcasting = {
+      "tfc.add",     "tfc.sub", "tfc.mul", "tfc.div", "tfc.pow",  "tfc.maximum",
+      "tfc.minimum", "tfc.and", "tfc.or",  "tfc.cmp", "tfc.where"};
+  static const llvm::StringSet<> sameAsFirst = {
+      "tfc.neg",     "tfc.exp",        "tfc.log",     "tfc.sqrt", "tfc.rsqrt",
+      "tfc.tanh",    "tfc.erf",        "tfc.relu",    "tfc.silu", "tfc.sigmoid",
+      "tfc.sin",     "tfc.cos",        "tfc.not",     "tfc.gelu", "tfc.cast",
+      "tfc.softmax", "tfc.layer_norm", "tfc.rms_norm"};
+
+  if (broadcasting.contains(name)) {
+    llvm::Expected<SymShape> s = broadcast(op, operands);
+    if (!s)
+      return s.takeError();
+    return single(std::move(*s));
+  }
+  if (sameAsFirst.contains(name) && !operands.empty())
+    return single(operands[0]);
+
+  if (name == "tfc.matmul" && operands.size() == 2 && operands[0].size() >= 2 &&
+      operands[1].size() >= 2) {
+    const SymShape &a = operands[0], &b = operands[1];
+    SymShape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
+    llvm::Expected<SymShape> batch = broadcast(op, {batchA, batchB});
+    if (!batch)
+      return batch.takeError();
+    SymShape r = std::move(*batch);
+    r.push_back(a[a.size() - 2]);
+    r.push_back(boolAttr(op, "transpose_b") ? b[b.size() - 2]
+                                            : b[b.size() - 1]);
+    return single(std::move(r));
+  }
+  if (name == "tfc.transpose" && operands.size() == 1) {
+    std::optional<std::vector<int64_t>> perm = arrayAttr(op, "perm");
+    if (!perm || perm->size() != operands[0].size())
+      return makeError(opWhere(op) + ": bad 'perm'");
+    SymShape r;
+    for (int64_t p : *perm) {
+      if (p < 0 || static_cast<size_t>(p) >= operands[0].size())
+        return makeError(opWhere(op) + ": bad 'perm'");
+      r.push_back(operands[0][static_cast<size_t>(p)]);
+    }
+    return single(std::move(r));
+  }
+  if (name == "tfc.reshape" && operands.size() == 1) {
+    // The input's dynamic (in the IR type) dims go, in order, to the -1
+    // entries (docs/ir.md, "Reshape rule").
+    std::optional<std::vector<int64_t>> target = arrayAttr(op, "shape");
+    auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
+    std::vector<DimExpr> carried;
+    for (int64_t i = 0; i < inType.getRank(); ++i)
+      if (inType.isDynamicDim(i))
+        carried.push_back(operands[0][static_cast<size_t>(i)]);
+    if (!target)
+      return makeError(opWhere(op) + ": missing 'shape'");
+    SymShape r;
+    size_t next = 0;
+    for (int64_t d : *target) {
+      if (d != -1) {
+        r.push_back(DimExpr::of(d));
+        continue;
+      }
+      if (next >= carried.size())
+        return makeError(opWhere(op) + ": more -1 entries than dynamic dims");
+      r.push_back(carried[next++]);
+    }
+    return single(std::move(r));
+  }
+  if (name == "tfc.slice" && operands.size() == 1) {
+    llvm::Expected<size_t> axis = axisOf("axis", 0);
+    if (!axis)
+      return axis.takeError();
+    std::optional<int64_t> start = intAttr(op, "start"),
+                           end = intAttr(op, "end");
+    if (!start || !end || *end <= *start)
+      return makeError(opWhere(op) + ": bad 'start'/'end'");
+    SymShape r = operands[0];
+    r[*axis] = DimExpr::of(*end - *start);
+    return single(std::move(r));
+  }
+  if (name == "tfc.concat" && !operands.empty()) {
+    llvm::Expected<size_t> axis = axisOf("axis", 0);
+    if (!axis)
+      return axis.takeError();
+    SymShape r = operands[0];
+    for (size_t i = 1; i < operands.size(); ++i) {
+      if (operands[i].size() != r.size())
+        return makeError(opWhere(op) + ": operands differ in rank");
+      r[*axis] = add(r[*axis], operands[i][*axis]);
+      // Other dims agree; a static one is the more precise.
+      for (size_t d = 0; d < r.size(); ++d)
+        if (d != *axis && !r[d].isStatic() && operands[i][d].isStatic())
+          r[d] = operands[i][d];
+    }
+    return single(std::move(r));
+  }
+  if (name == "tfc.gather" && operands.size() == 2 && !operands[0].empty()) {
+    SymShape r = operands[1];
+    r.insert(r.end(), operands[0].begin() + 1, operands[0].end());
+    return single(std::move(r));
+  }
+  if ((name == "tfc.reduce_sum" || name == "tfc.reduce_mean" ||
+       name == "tfc.reduce_max") &&
+      operands.size() == 1) {
+    llvm::Expected<size_t> axis = axisOf("axis", 0);
+    if (!axis)
+      return axis.takeError();
+    SymShape r = operands[0];
+    if (boolAttr(op, "keepdim"))
+      r[*axis] = DimExpr::of(1);
+    else
+      r.erase(r.begin() + static_cast<ptrdiff_t>(*axis));
+    return single(std::move(r));
+  }
+  if (name == "tfc.positions" && !operands.empty()) {
+    // The length is the ref dim; the offset operand only shifts the values.
+    llvm::Expected<size_t> axis = axisOf("axis", 0);
+    if (!axis)
+      return axis.takeError();
+    return single({operands[0][*axis]});
+  }
+  if (name == "tfc.causal_mask" && operands.size() == 2) {
+    llvm::Expected<size_t> q = axisOf("q_axis", 0);
+    if (!q)
+      return q.takeError();
+    llvm::Expected<size_t> k = axisOf("k_axis", 1);
+    if (!k)
+      return k.takeError();
+    return single({operands[0][*q], operands[1][*k]});
+  }
+
+  // No rule: each result takes the symbolic dims of the first operand of its
+  // rank (see the file comment); static IR dims are filled in by the caller.
+  std::vector<SymShape> results;
+  for (OpResult result : op->getResults()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    const SymShape *donor = nullptr;
+    for (const SymShape &s : operands)
+      if (static_cast<int64_t>(s.size()) == type.getRank()) {
+        donor = &s;
+        break;
+      }
+    SymShape r;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        r.push_back(DimExpr::of(type.getDimSize(d)));
+        continue;
+      }
+      if (!donor || (*donor)[static_cast<size_t>(d)].isStatic())
+        return makeError(opWhere(op) +
+                         ": no symbolic shape rule for this op, and no "
+                         "operand of rank " +
+                         std::to_string(type.getRank()) +
+                         " has a symbolic dim " + std::to_string(d) +
+                         " to give result " +
+                         std::to_string(result.getResultNumber()));
+      r.push_back((*donor)[static_cast<size_t>(d)]);
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime checks implied by ops
+//===----------------------------------------------------------------------===//
+
+llvm::Error EntryBuilder::addChecks(Operation *op) {
+  llvm::StringRef name = op->getName().getStringRef();
+  std::string loc = locationString(op->getLoc());
+  std::string at = loc.empty() ? "" : " at " + loc;
+
+  if (name == "tfc.slice") {
+    // A static slice of a dynamic axis needs the axis to reach `end`.
+    size_t axis = static_cast<size_t>(*intAttr(op, "axis"));
+    int64_t start = *intAttr(op, "start"), end = *intAttr(op, "end");
+    const DimExpr &dim = shapeOf(op->getOperand(0))[axis];
+    if (!dim.isStatic()) {
+      rt::DimCheck check;
+      check.dim = dim;
+      check.min = end;
+      check.what = "slice [" + std::to_string(start) + ", " +
+                   std::to_string(end) + ") of axis " + std::to_string(axis) +
+                   at;
+      addDimCheck(std::move(check));
+    }
+    return llvm::Error::success();
+  }
+
+  if (name != "tfc.gather")
+    return llvm::Error::success();
+  Value table = op->getOperand(0), indices = op->getOperand(1);
+  const SymShape &tableShape = shapeOf(table);
+  if (tableShape.empty() || !tableShape[0].isStatic())
+    return llvm::Error::success();
+  int64_t rows = tableShape[0].constant;
+  const rt::PlanValue &tableValue = valueOf(table);
+  std::string tableName = tableValue.kind == rt::PlanValue::Kind::Param
+                              ? tableValue.name
+                              : "the table";
+
+  // Ids straight from the caller: every element is checked before running.
+  int32_t idsId = ids.lookup(indices);
+  const rt::PlanValue &idsValue = valueOf(indices);
+  if (idsValue.kind == rt::PlanValue::Kind::Input) {
+    rt::IndexCheck check;
+    check.value = idsId;
+    check.limit = rows;
+    check.what = entry.inputNames[static_cast<size_t>(idsValue.index)] +
+                 " index " + tableName + at;
+    for (const rt::IndexCheck &c : entry.indexChecks)
+      if (c.value == check.value && c.limit == check.limit)
+        return llvm::Error::success();
+    entry.indexChecks.push_back(std::move(check));
+    return llvm::Error::success();
+  }
+
+  // Generated positions offset .. offset + n - 1 index a position table:
+  // offset + n must not exceed its rows (a prompt longer than the context).
+  Operation *def = indices.getDefiningOp();
+  if (def && def->getName().getStringRef() == "tfc.positions") {
+    size_t axis = static_cast<size_t>(*intAttr(def, "axis"));
+    DimExpr end = shapeOf(def->getOperand(0))[axis];
+    if (def->getNumOperands() > 1) {
+      std::optional<int64_t> offsetAxis = intAttr(def, "offset_axis");
+      const SymShape &offsetShape = shapeOf(def->getOperand(1));
+      if (!offsetAxis || *offsetAxis < 0 ||
+          static_cast<size_t>(*offsetAxis) >= offsetShape.size())
+        return makeError(opWhere(def) + ": bad 'offset_axis'");
+      end = add(end, offsetShape[static_cast<size_t>(*offsetAxis)]);
+    }
+    if (end.isStatic()) {
+      if (end.constant > rows)
+        return makeError(opWhere(op) + ": positions up to " +
+                         std::to_string(end.constant) + " index " + tableName +
+                         ", which has " + std::to_string(rows) + " rows");
+      return llvm::Error::success();
+    }
+    // rows - end >= 0; the executor prints it as "end <= rows".
+    rt::DimCheck check;
+    check.dim = add(DimExpr::of(rows), end, -1);
+    check.min = 0;
+    check.what = "positions index " + tableName + " (" + std::to_string(rows) +
+                 " rows)" + at;
+    addDimCheck(std::move(check));
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Steps
+//===----------------------------------------------------------------------===//
+
+/// "k12_matmul": a C identifier from the kernel index and the op name.
+static std::string kernelName(size_t index, llvm::StringRef opName) {
+  opName.consume_front("tfc.");
+  std::string name = "k" + std::to_string(index) + "_";
+  for (char c : opName)
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+llvm::Error EntryBuilder::addStep(Operation *op) {
+  for (Value v : op->getOperands())
+    if (!ids.count(v))
+      return makeError(opWhere(op) + ": an operand is not defined before it "
+                                     "in the entry");
+  for (Value r : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(r.getType());
+    if (!type || !dtypeOf(type.getElementType()))
+      return makeError(opWhere(op) + ": result type " +
+                       typeString(r.getType()) +
+                       " has no runtime dtype (ranked f32, i32, i64, i1)");
+  }
+  if (op->getNumResults() == 0)
+    return makeError(opWhere(op) + ": an op without results has no kernel");
+
+  llvm::Expected<std::vector<SymShape>> shapes = inferShapes(op);
+  if (!shapes)
+    return shapes.takeError();
+  if (shapes->size() != op->getNumResults())
+    return makeError(opWhere(op) + ": shape rule gave the wrong number of "
+                                   "results");
+
+  rt::PlanStep step;
+  for (Value v : op->getOperands())
+    step.inputs.push_back(ids.lookup(v));
+  for (auto [result, shape] : llvm::zip(op->getResults(), *shapes)) {
+    auto type = cast<RankedTensorType>(result.getType());
+    if (static_cast<int64_t>(shape.size()) != type.getRank())
+      return makeError(opWhere(op) + ": symbolic shape " +
+                       symbolsString(shape) + " has a different rank than " +
+                       typeString(type));
+    // Reconcile with the IR: a static IR dim is authoritative (it is what
+    // the kernel is compiled for), and must not contradict a static rule.
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      DimExpr &dim = shape[static_cast<size_t>(d)];
+      if (type.isDynamicDim(d))
+        continue;
+      if (dim.isStatic() && dim.constant != type.getDimSize(d))
+        return makeError(opWhere(op) + ": inferred shape " +
+                         symbolsString(shape) + " disagrees with the IR type " +
+                         typeString(type));
+      dim = DimExpr::of(type.getDimSize(d));
+    }
+    rt::PlanValue value;
+    value.kind = rt::PlanValue::Kind::Temp;
+    value.dtype = *dtypeOf(type.getElementType());
+    value.shape = shape;
+    step.outputs.push_back(addValue(result, value));
+  }
+  if (llvm::Error e = addChecks(op))
+    return e;
+
+  std::string signature = module.signature(op);
+  auto [it, inserted] = module.kernelBySignature.try_emplace(
+      signature, static_cast<int32_t>(module.plan.kernels.size()));
+  if (inserted) {
+    rt::PlanKernel kernel;
+    kernel.name =
+        kernelName(module.plan.kernels.size(), op->getName().getStringRef());
+    kernel.signature = signature;
+    kernel.numInputs = static_cast<int32_t>(op->getNumOperands());
+    kernel.numOutputs = static_cast<int32_t>(op->getNumResults());
+    module.plan.kernels.push_back(std::move(kernel));
+    module.kernelOps.push_back(op);
+  }
+  step.kernel = it->second;
+  step.location = locationString(op->getLoc());
+  entry.steps.push_back(std::move(step));
+  return llvm::Error::success();
+}
+
+/// Parses a declared result dim: "past + seq", "2*seq - 1", "512". Unknown
+/// symbols or other syntax give nullopt (the declaration is then not
+/// checked).
+std::optional<DimExpr> EntryBuilder::parseDeclaredDim(llvm::StringRef text) {
+  DimExpr d;
+  llvm::StringRef rest = text.trim();
+  int64_t sign = 1;
+  while (true) {
+    llvm::StringRef term;
+    size_t cut = rest.find_first_of("+-", 1);
+    term = rest.substr(0, cut).trim();
+    llvm::StringRef coeffText = "1", symbol = term;
+    if (term.contains('*'))
+      std::tie(coeffText, symbol) = term.split('*');
+    int64_t coeff, number;
+    if (coeffText.trim().getAsInteger(10, coeff))
+      return std::nullopt;
+    symbol = symbol.trim();
+    if (!symbol.getAsInteger(10, number)) {
+      d.constant += sign * coeff * number;
+    } else {
+      auto it = symbolByName.find(symbol);
+      if (it == symbolByName.end())
+        return std::nullopt;
+      d.terms.emplace_back(it->second, sign * coeff);
+    }
+    if (cut == llvm::StringRef::npos)
+      break;
+    sign = rest[cut] == '-' ? -1 : 1;
+    rest = rest.substr(cut + 1).trim();
+  }
+  return canonical(d);
+}
+
+llvm::Error EntryBuilder::addReturn(func::ReturnOp ret) {
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!ids.count(v))
+      return makeError("entry '" + func.getName() +
+                       "': a returned value is not defined in the entry");
+    auto nameAttr = func.getResultAttrOfType<StringAttr>(
+        static_cast<unsigned>(i), "tfc.name");
+    std::string name =
+        nameAttr ? nameAttr.getValue().str() : "output" + std::to_string(i);
+    // The declared dims are what the generated API documents; a different
+    // inferred shape means one of them is wrong.
+    if (auto dims = func.getResultAttrOfType<ArrayAttr>(
+            static_cast<unsigned>(i), "tfc.dims")) {
+      const SymShape &shape = shapeOf(v);
+      bool checked = dims.size() == shape.size();
+      bool same = checked;
+      for (size_t d = 0; checked && d < shape.size(); ++d) {
+        auto s = dyn_cast<StringAttr>(dims[d]);
+        std::optional<DimExpr> declared =
+            s ? parseDeclaredDim(s.getValue()) : std::nullopt;
+        if (!declared)
+          checked = false;
+        else if (!(*declared == shape[d]))
+          same = false;
+      }
+      if (checked && !same) {
+        std::string text;
+        for (auto [k, a] : llvm::enumerate(dims))
+          text += (k ? ", " : "") + (isa<StringAttr>(a)
+                                         ? cast<StringAttr>(a).getValue().str()
+                                         : std::string("?"));
+        return makeError("entry '" + func.getName() + "': output '" + name +
+                         "' is declared [" + text + "] but its shape is " +
+                         symbolsString(shape));
+      }
+    }
+    entry.outputs.push_back(ids.lookup(v));
+    entry.outputNames.push_back(name);
+  }
+  return llvm::Error::success();
+}
+
+void EntryBuilder::computeReleases() {
+  const size_t n = entry.values.size();
+  std::vector<int64_t> lastUse(n, -1);
+  for (size_t s = 0; s < entry.steps.size(); ++s) {
+    for (int32_t id : entry.steps[s].inputs)
+      lastUse[static_cast<size_t>(id)] = static_cast<int64_t>(s);
+    // A result nobody reads is freed right after the step that makes it.
+    for (int32_t id : entry.steps[s].outputs)
+      lastUse[static_cast<size_t>(id)] =
+          std::max(lastUse[static_cast<size_t>(id)], static_cast<int64_t>(s));
+  }
+  std::vector<char> isOutput(n, 0);
+  for (int32_t id : entry.outputs)
+    isOutput[static_cast<size_t>(id)] = 1;
+  for (size_t id = 0; id < n; ++id) {
+    if (entry.values[id].kind != rt::PlanValue::Kind::Temp || isOutput[id] ||
+        lastUse[id] < 0)
+      continue;
+    entry.steps[static_cast<size_t>(lastUse[id])].release.push_back(
+        static_cast<int32_t>(id));
+  }
+}
+
+llvm::Error EntryBuilder::build() {
+  entry.name = func.getName().str();
+  if (!func.getBody().hasOneBlock())
+    return makeError("entry '" + entry.name + "' must have a single block");
+  if (llvm::Error e = addArguments())
+    return e;
+  auto addOp = [&](Operation &op) -> llvm::Error {
+    llvm::StringRef name = op.getName().getStringRef();
+    if (auto ret = dyn_cast<func::ReturnOp>(op))
+      return addReturn(ret);
+    if (name == "tfc.param")
+      return addParam(&op);
+    if (name == "tfc.constant")
+      return addConstant(&op);
+    if (name.starts_with("tfc.") && op.getNumRegions() == 0)
+      return addStep(&op);
+    return makeError(opWhere(&op) + ": only tfc ops can be compiled");
+  };
+  for (Operation &op : func.getBody().front())
+    if (llvm::Error e = addOp(op))
+      return e;
+  computeReleases();
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<BuiltPlan> buildPlan(ModuleOp module,
+                                    KernelSignatureFn signature) {
+  ModuleState state;
+  state.signature = signature;
+  if (auto model = module->getAttrOfType<StringAttr>("tfc.model"))
+    state.plan.modelName = model.getValue().str();
+  if (auto bounds = module->getAttrOfType<DictionaryAttr>("tfc.dim_bounds"))
+    for (NamedAttribute b : bounds)
+      if (auto v = dyn_cast<IntegerAttr>(b.getValue()))
+        state.bounds[b.getName().getValue()] = v.getValue().getSExtValue();
+
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    // Entries are the public functions with a body; a private function
+    // would be a helper, which the frontend inlines.
+    if (func.isExternal() || func.isPrivate())
+      continue;
+    EntryBuilder builder(state, func);
+    if (llvm::Error e = builder.build())
+      return std::move(e);
+    state.plan.entries.push_back(std::move(builder.entry));
+  }
+
+  // The plan must be one the runtime accepts; anything else is a bug here.
+  rt::Status valid = rt::verifyPlan(state.plan);
+  if (!valid.ok())
+    return makeError("internal error: the plan does not verify: " +
+                     valid.message());
+  BuiltPlan built;
+  built.plan = std::move(state.plan);
+  built.kernelOps = std::move(state.kernelOps);
+  return built;
+}
+
+} // namespace tfc

@@ -1,0 +1,75 @@
+//===- PlanBuilder.h - tfc dialect module -> runtime Plan -------*- C++ -*-===//
+//
+// Turns a (fused or not) tfc module into the Plan the runtime executes
+// (runtime/Plan.h): one PlanEntry per func.func, one step per compute op,
+// kernels deduplicated by signature across entries and layers, every value's
+// shape as a DimExpr over the entry's symbolic dimensions, the runtime checks
+// the IR implies (token ids in range, dynamic axes long enough for static
+// slices) and the liveness of temps.
+//
+// What the IR must look like (what the frontend emits):
+//   module attributes {tfc.model = "gpt2", tfc.dim_bounds = {seq = 1024}}
+//   func.func @decode(%ids: tensor<?x?xi32> {tfc.name = "ids",
+//                                            tfc.dims = ["batch", "seq"]}, ...)
+//       -> (tensor<...> {tfc.name = "logits", tfc.dims = [...]}, ...)
+// with a body of tfc ops ending in func.return. `tfc.dims` names each
+// argument dimension (a symbol, or a decimal size); result `tfc.dims` (e.g.
+// "past + seq") are checked against what shape inference finds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_PLANBUILDER_H
+#define TFC_CODEGEN_PLANBUILDER_H
+
+#include "runtime/Plan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tfc {
+
+/// A Plan and, for each of its kernels, one op it was built from: the caller
+/// compiles kernel i from kernelOps[i] (every op with the same signature
+/// computes the same function of its buffers). The ops belong to the module
+/// given to buildPlan and live as long as it does.
+struct BuiltPlan {
+  rt::Plan plan;
+  std::vector<mlir::Operation *> kernelOps;
+};
+
+/// Identifies the kernel an op needs: two ops with equal signatures share one
+/// compiled kernel. Must cover everything the generated code depends on
+/// (op name, attributes, operand and result types) and nothing it does not
+/// (locations, parameter names), or kernels would be duplicated per layer.
+using KernelSignatureFn = llvm::function_ref<std::string(mlir::Operation *)>;
+
+/// The built-in signature: "tfc.slice {axis = 2 : i64, end = 64 : i64,
+/// start = 0 : i64} : (tensor<?x?x192xf32>) -> (tensor<?x?x64xf32>)"
+/// (inherent attributes only). Callers that compile kernels pass the kernel
+/// builder's own key (codegen::kernelSignature) instead, so that plan and
+/// kernel cache agree on what is "the same kernel"; this default keeps
+/// TfcPlanBuilder free of Halide.
+std::string defaultKernelSignature(mlir::Operation *op);
+
+/// Builds the Plan of every public func.func with a body in `module`. Fails, with
+/// the op's .tfm location in the message, for IR it cannot plan: non-tfc
+/// ops, unranked tensors, element types the runtime has no dtype for,
+/// symbolic shapes that disagree with the IR's static dims or with a
+/// result's declared `tfc.dims`, broadcasts of two different symbolic dims.
+llvm::Expected<BuiltPlan>
+buildPlan(mlir::ModuleOp module,
+          KernelSignatureFn signature = defaultKernelSignature);
+
+/// "file:line:col" of the innermost FileLineColLoc in `loc` (through
+/// call-site callees, names and fusions) that is in a real file: an op of
+/// the built-in prelude ("<prelude>") is reported where the model calls it.
+/// Empty if there is none.
+std::string locationString(mlir::Location loc);
+
+} // namespace tfc
+
+#endif // TFC_CODEGEN_PLANBUILDER_H

@@ -1,0 +1,657 @@
+//===- Executor.cpp - Runs a Plan with compiled kernels -------------------===//
+//
+// A run has three phases, so that every check that can fail on user input
+// happens before any kernel has run (and before anything large is
+// allocated): (1) inputs are converted and checked against the entry's
+// signature, binding the symbols; (2) the plan's index and dim checks run
+// and every value's shape is evaluated; (3) the steps run in order, each
+// temp allocated just before the step that writes it and freed after the
+// step that `release`s it.
+//
+// Parameters and constants get halide_buffer_t structs that live as long as
+// the executor: a GPU kernel records the device copy it makes of a weight in
+// that struct, so the upload happens once, not once per run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <set>
+
+namespace tfc::rt {
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+halide_type_t halideTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return halide_type_t(halide_type_float, 32);
+  case DType::F64:
+    return halide_type_t(halide_type_float, 64);
+  case DType::F16:
+    return halide_type_t(halide_type_float, 16);
+  case DType::BF16:
+    return halide_type_t(halide_type_bfloat, 16);
+  case DType::I64:
+    return halide_type_t(halide_type_int, 64);
+  case DType::I32:
+    return halide_type_t(halide_type_int, 32);
+  case DType::I16:
+    return halide_type_t(halide_type_int, 16);
+  case DType::I8:
+    return halide_type_t(halide_type_int, 8);
+  case DType::U8:
+  case DType::Bool:
+    return halide_type_t(halide_type_uint, 8);
+  }
+  return halide_type_t(halide_type_uint, 8);
+}
+
+Status describeTensor(Tensor &tensor, halide_buffer_t &buffer,
+                      halide_dimension_t *dims) {
+  const size_t rank = tensor.rank();
+  int64_t stride = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    // Halide's dimension 0 is the innermost (last) axis.
+    int64_t extent = tensor.dim(rank - 1 - i);
+    if (extent > std::numeric_limits<int32_t>::max() ||
+        stride > std::numeric_limits<int32_t>::max())
+      return Status::error("tensor " + tensor.typeString() +
+                           " is too large for a Halide buffer (extents and "
+                           "strides must fit in 32 bits)");
+    dims[i] = halide_dimension_t(0, static_cast<int32_t>(extent),
+                                 static_cast<int32_t>(stride));
+    stride *= extent > 0 ? extent : 1;
+  }
+  buffer = halide_buffer_t();
+  buffer.device = 0;
+  buffer.device_interface = nullptr;
+  // Never null: Halide reads a buffer with neither host nor device memory
+  // as a bounds query and would not compute anything. Owned tensors always
+  // have a block, even when empty.
+  buffer.host = static_cast<uint8_t *>(tensor.data());
+  buffer.flags = 0;
+  buffer.type = halideTypeOf(tensor.dtype());
+  buffer.dimensions = static_cast<int32_t>(rank);
+  buffer.dim = dims;
+  buffer.padding = nullptr;
+  return Status::success();
+}
+
+namespace {
+
+/// A tensor with its halide_buffer_t, at a stable address.
+struct BoundBuffer {
+  Tensor tensor;
+  std::vector<halide_dimension_t> dims;
+  halide_buffer_t buffer;
+
+  Status bind(Tensor t) {
+    tensor = std::move(t);
+    dims.assign(tensor.rank(), halide_dimension_t());
+    return describeTensor(tensor, buffer, dims.data());
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Executor state
+//===----------------------------------------------------------------------===//
+
+struct Executor::Impl {
+  Plan plan;
+  std::vector<KernelFn> kernels;
+  ExecutorOptions options;
+  /// By parameter name; unique_ptr keeps the structs' addresses stable.
+  std::map<std::string, std::unique_ptr<BoundBuffer>> params;
+  std::vector<std::unique_ptr<BoundBuffer>> constants;
+  RunStats stats;
+
+  /// create() bound every Param value of every entry, so this never misses
+  /// (find, not at(): no exceptions in the runtime).
+  BoundBuffer &param(const std::string &name) {
+    return *params.find(name)->second;
+  }
+
+  ~Impl() {
+    if (!options.deviceFree)
+      return;
+    for (auto &entry : params)
+      if (entry.second->buffer.device)
+        options.deviceFree(nullptr, &entry.second->buffer);
+    for (auto &c : constants)
+      if (c->buffer.device)
+        options.deviceFree(nullptr, &c->buffer);
+  }
+};
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Executor::Executor(Executor &&) noexcept = default;
+Executor &Executor::operator=(Executor &&) noexcept = default;
+Executor::~Executor() = default;
+
+const Plan &Executor::plan() const { return impl->plan; }
+const RunStats &Executor::lastRunStats() const { return impl->stats; }
+
+/// Static shape of a Param/Constant value (verifyPlan guarantees it is one).
+static Shape staticShape(const PlanValue &value) {
+  Shape shape;
+  for (const DimExpr &dim : value.shape)
+    shape.push_back(dim.constant);
+  return shape;
+}
+
+Expected<Executor> Executor::create(const Plan &plan,
+                                    std::vector<KernelFn> kernels,
+                                    WeightMap weights,
+                                    ExecutorOptions options) {
+  TFC_RT_RETURN_IF_ERROR(verifyPlan(plan));
+  if (kernels.size() != plan.kernels.size())
+    return Status::error("the plan has " + std::to_string(plan.kernels.size()) +
+                         " kernels, but " + std::to_string(kernels.size()) +
+                         " were given");
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (!kernels[i])
+      return Status::error("kernel " + std::to_string(i) + " ('" +
+                           plan.kernels[i].name + "') is null");
+
+  auto impl = std::make_unique<Impl>();
+  impl->kernels = std::move(kernels);
+  impl->options = options;
+
+  // Every problem is listed at once, in the style of bindWeights.
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  for (const PlanEntry &entry : plan.entries) {
+    for (const PlanValue &value : entry.values) {
+      if (value.kind != PlanValue::Kind::Param ||
+          !seen.insert(value.name).second)
+        continue;
+      Shape shape = staticShape(value);
+      auto it = weights.find(value.name);
+      if (it == weights.end() || it->second.isNull()) {
+        problems.push_back("missing tensor '" + value.name + "' (expected " +
+                           typeToString(value.dtype, shape) + ")");
+        continue;
+      }
+      const Tensor &t = it->second;
+      if (t.dtype() != value.dtype) {
+        problems.push_back("tensor '" + value.name + "': expected dtype " +
+                           dtypeName(value.dtype) + ", found " +
+                           dtypeName(t.dtype()));
+        continue;
+      }
+      if (t.shape() != shape) {
+        problems.push_back("tensor '" + value.name + "': expected shape " +
+                           shapeToString(shape) + ", found " +
+                           shapeToString(t.shape()));
+        continue;
+      }
+      auto bound = std::make_unique<BoundBuffer>();
+      Status s = bound->bind(t);
+      if (!s.ok()) {
+        problems.push_back("tensor '" + value.name + "': " + s.message());
+        continue;
+      }
+      // Host memory is the only copy: a GPU kernel must upload it.
+      bound->buffer.set_host_dirty(true);
+      impl->params.emplace(value.name, std::move(bound));
+    }
+  }
+  if (!problems.empty()) {
+    const size_t kMaxProblems = 20;
+    std::string msg = "the weights do not match the model (" +
+                      std::to_string(problems.size()) + " problem" +
+                      (problems.size() == 1 ? "" : "s") + "):";
+    for (size_t i = 0; i < problems.size() && i < kMaxProblems; ++i)
+      msg += "\n  " + problems[i];
+    if (problems.size() > kMaxProblems)
+      msg += "\n  ... and " + std::to_string(problems.size() - kMaxProblems) +
+             " more";
+    return Status::error(msg);
+  }
+
+  for (const Tensor &c : plan.constants) {
+    auto bound = std::make_unique<BoundBuffer>();
+    TFC_RT_RETURN_IF_ERROR(bound->bind(c).withContext("constant"));
+    bound->buffer.set_host_dirty(true);
+    impl->constants.push_back(std::move(bound));
+  }
+  impl->plan = plan;
+  return Executor(std::move(impl));
+}
+
+//===----------------------------------------------------------------------===//
+// Input checks
+//===----------------------------------------------------------------------===//
+
+/// "[0, 3]": the coordinates of row-major element `flat` of `shape`.
+static std::string coordinates(const Shape &shape, int64_t flat) {
+  Shape index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    int64_t d = shape[i] > 0 ? shape[i] : 1;
+    index[i] = flat % d;
+    flat /= d;
+  }
+  return shapeToString(index);
+}
+
+/// Reads element `i` of an integer or bool tensor as int64.
+static int64_t readInteger(const Tensor &t, int64_t i) {
+  const uint8_t *p = static_cast<const uint8_t *>(t.data());
+  switch (t.dtype()) {
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, p + i * 8, 8);
+    return v;
+  }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  case DType::I16: {
+    int16_t v;
+    std::memcpy(&v, p + i * 2, 2);
+    return v;
+  }
+  case DType::I8:
+    return static_cast<int8_t>(p[i]);
+  case DType::U8:
+  case DType::Bool:
+    return p[i];
+  default:
+    return 0;
+  }
+}
+
+/// "needs seq >= 1, got 0". An upper bound is encoded as `limit - x >= 0`
+/// (all coefficients negative) and printed the way round a reader expects:
+/// "needs seq + past <= 64, got 65".
+static std::string describeDimCheck(const DimCheck &check,
+                                    const std::vector<SymbolSource> &names,
+                                    const std::vector<int64_t> &symbols) {
+  bool upperBound = !check.dim.terms.empty();
+  for (const auto &term : check.dim.terms)
+    upperBound &= term.second < 0;
+  if (!upperBound)
+    return "needs " + dimToString(check.dim, names) +
+           " >= " + std::to_string(check.min) + ", got " +
+           std::to_string(evaluate(check.dim, symbols));
+  DimExpr x;
+  for (const auto &term : check.dim.terms)
+    x.terms.emplace_back(term.first, -term.second);
+  return "needs " + dimToString(x, names) +
+         " <= " + std::to_string(check.dim.constant - check.min) + ", got " +
+         std::to_string(evaluate(x, symbols));
+}
+
+namespace {
+
+/// Checks and converts the inputs of one run, binding the entry's symbols.
+class InputChecker {
+public:
+  InputChecker(const PlanEntry &entry) : entry(entry) {}
+
+  /// On success, `converted` holds the inputs in the entry's dtypes and
+  /// `symbols` the symbol values.
+  Status check(const std::vector<Tensor> &inputs) {
+    if (inputs.size() != entry.inputs.size()) {
+      std::string names;
+      for (const std::string &n : entry.inputNames)
+        names += (names.empty() ? "" : ", ") + n;
+      return Status::error("takes " + std::to_string(entry.inputs.size()) +
+                           " input" + (entry.inputs.size() == 1 ? "" : "s") +
+                           " (" + names + "), but " +
+                           std::to_string(inputs.size()) + " were given");
+    }
+    converted.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      TFC_RT_RETURN_IF_ERROR(convert(i, inputs[i]));
+    TFC_RT_RETURN_IF_ERROR(bindSymbols());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      TFC_RT_RETURN_IF_ERROR(checkSymbolicDims(i));
+    return Status::success();
+  }
+
+  std::vector<Tensor> converted;
+  std::vector<int64_t> symbols;
+
+private:
+  const PlanEntry &entry;
+
+  const PlanValue &valueOf(size_t input) const {
+    return entry.values[static_cast<size_t>(entry.inputs[input])];
+  }
+  const std::string &nameOf(size_t input) const {
+    return entry.inputNames[input];
+  }
+
+  Status mismatch(size_t input, const Tensor &given) const {
+    return Status::error("input '" + nameOf(input) + "': expected " +
+                         valueTypeToString(valueOf(input), entry.symbols) +
+                         ", found " + given.typeString());
+  }
+
+  /// Dtype conversion, rank and static dims.
+  Status convert(size_t input, const Tensor &given) {
+    const PlanValue &value = valueOf(input);
+    if (given.isNull())
+      return Status::error("input '" + nameOf(input) + "': expected " +
+                           valueTypeToString(value, entry.symbols) +
+                           ", found a null tensor");
+    if (given.rank() != value.shape.size())
+      return mismatch(input, given);
+    for (size_t d = 0; d < value.shape.size(); ++d)
+      if (value.shape[d].isStatic() && value.shape[d].constant != given.dim(d))
+        return mismatch(input, given);
+
+    const DType want = value.dtype;
+    const DType have = given.dtype();
+    Tensor &out = converted[input];
+    if (want == DType::F32 && isFloatingPoint(have)) {
+      Expected<Tensor> f = given.toF32();
+      if (!f)
+        return f.status().withContext("input '" + nameOf(input) + "'");
+      out = f.take();
+      return Status::success();
+    }
+    if (have == want && want != DType::Bool) {
+      out = given;
+      return Status::success();
+    }
+
+    bool integerSource = have == DType::I64 || have == DType::I32 ||
+                         have == DType::U8 || have == DType::Bool;
+    if (!integerSource ||
+        (want != DType::I32 && want != DType::I64 && want != DType::Bool))
+      return mismatch(input, given);
+    // Bool wants 0/1; i32 wants values that fit. Checked element by element
+    // so that the message can say which one is wrong.
+    int64_t lo = want == DType::Bool ? 0 : std::numeric_limits<int32_t>::min();
+    int64_t hi = want == DType::Bool ? 1 : std::numeric_limits<int32_t>::max();
+    if (want == DType::I64) {
+      lo = std::numeric_limits<int64_t>::min();
+      hi = std::numeric_limits<int64_t>::max();
+    }
+    Expected<Tensor> t = Tensor::zeros(want, given.shape());
+    if (!t)
+      return t.status().withContext("input '" + nameOf(input) + "'");
+    uint8_t *dst = static_cast<uint8_t *>(t->data());
+    const size_t size = dtypeSize(want);
+    for (int64_t i = 0; i < given.numElements(); ++i) {
+      int64_t v = readInteger(given, i);
+      if (v < lo || v > hi)
+        return Status::error(
+            "input '" + nameOf(input) + "': value " + std::to_string(v) +
+            " at " + coordinates(given.shape(), i) +
+            (want == DType::Bool
+                 ? " is not 0 or 1 (the input is bool)"
+                 : " does not fit in " + std::string(dtypeName(want))));
+      if (want == DType::Bool) {
+        dst[i] = static_cast<uint8_t>(v);
+      } else if (want == DType::I32) {
+        int32_t narrow = static_cast<int32_t>(v);
+        std::memcpy(dst + i * size, &narrow, size);
+      } else {
+        std::memcpy(dst + i * size, &v, size);
+      }
+    }
+    out = t.take();
+    return Status::success();
+  }
+
+  Status bindSymbols() {
+    symbols.assign(entry.symbols.size(), 0);
+    for (size_t s = 0; s < entry.symbols.size(); ++s) {
+      const SymbolSource &src = entry.symbols[s];
+      int64_t v = converted[static_cast<size_t>(src.input)].dim(
+          static_cast<size_t>(src.axis));
+      if (src.bound > 0 && v > src.bound)
+        return Status::error(
+            "input '" + nameOf(static_cast<size_t>(src.input)) +
+            "': " + src.name + " = " + std::to_string(v) + " (axis " +
+            std::to_string(src.axis) + ") exceeds its bound " +
+            std::to_string(src.bound) + " (dim " + src.name +
+            " <= " + std::to_string(src.bound) + ")");
+      symbols[s] = v;
+    }
+    return Status::success();
+  }
+
+  /// Every dim of every input must agree with the bound symbols (batch of
+  /// `mask` equals batch of `ids`).
+  Status checkSymbolicDims(size_t input) {
+    const PlanValue &value = valueOf(input);
+    const Tensor &t = converted[input];
+    for (size_t d = 0; d < value.shape.size(); ++d) {
+      const DimExpr &dim = value.shape[d];
+      if (dim.isStatic())
+        continue;
+      int64_t want = evaluate(dim, symbols);
+      if (want == t.dim(d))
+        continue;
+      std::string what = dimToString(dim, entry.symbols);
+      std::string source;
+      if (dim.terms.size() == 1 && dim.constant == 0 &&
+          dim.terms[0].second == 1) {
+        const SymbolSource &src =
+            entry.symbols[static_cast<size_t>(dim.terms[0].first)];
+        source = " in input '" + nameOf(static_cast<size_t>(src.input)) +
+                 "' (axis " + std::to_string(src.axis) + ")";
+      }
+      return Status::error("input '" + nameOf(input) + "': " + what + " is " +
+                           std::to_string(t.dim(d)) + " here (axis " +
+                           std::to_string(d) + "), but " +
+                           std::to_string(want) + source + "; expected " +
+                           valueTypeToString(value, entry.symbols) +
+                           ", found " + t.typeString());
+    }
+    return Status::success();
+  }
+};
+
+/// Per-run buffers. Frees any device memory that kernels left in them when
+/// the run ends, successfully or not.
+struct RunState {
+  std::vector<std::unique_ptr<BoundBuffer>> owned; // inputs and temps
+  std::vector<halide_buffer_t *> buffers;          // by value id
+  const ExecutorOptions &options;
+
+  RunState(size_t numValues, const ExecutorOptions &options)
+      : owned(numValues), buffers(numValues, nullptr), options(options) {}
+
+  void release(size_t id) {
+    if (owned[id] && owned[id]->buffer.device && options.deviceFree)
+      options.deviceFree(nullptr, &owned[id]->buffer);
+    owned[id].reset();
+    buffers[id] = nullptr;
+  }
+
+  ~RunState() {
+    for (size_t id = 0; id < owned.size(); ++id)
+      release(id);
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
+                                            const std::vector<Tensor> &inputs) {
+  const Plan &plan = impl->plan;
+  impl->stats = RunStats();
+  const PlanEntry *found = plan.findEntry(entryName);
+  if (!found) {
+    std::string names;
+    for (const PlanEntry &e : plan.entries)
+      names += (names.empty() ? "" : ", ") + e.name;
+    return Status::error("the model has no entry '" + entryName +
+                         "' (it has: " + names + ")");
+  }
+  const PlanEntry &entry = *found;
+  auto fail = [&](const std::string &msg) {
+    return Status::error("entry '" + entry.name + "': " + msg);
+  };
+
+  // (1) Inputs.
+  InputChecker checker(entry);
+  TFC_RT_RETURN_IF_ERROR(
+      checker.check(inputs).withContext("entry '" + entry.name + "'"));
+  const std::vector<int64_t> &symbols = checker.symbols;
+
+  // (2) Index checks, dim checks, shapes.
+  for (const IndexCheck &c : entry.indexChecks) {
+    const PlanValue &value = entry.values[static_cast<size_t>(c.value)];
+    const Tensor &t = checker.converted[static_cast<size_t>(value.index)];
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      int64_t id = readInteger(t, i);
+      if (id < 0 || id >= c.limit)
+        return fail("token id " + std::to_string(id) + " at " +
+                    coordinates(t.shape(), i) + " of input '" +
+                    entry.inputNames[static_cast<size_t>(value.index)] +
+                    "' is outside [0, " + std::to_string(c.limit) + ")" +
+                    (c.what.empty() ? "" : " (" + c.what + ")"));
+    }
+  }
+  for (const DimCheck &c : entry.dimChecks)
+    if (evaluate(c.dim, symbols) < c.min)
+      return fail((c.what.empty() ? "" : c.what + ": ") +
+                  describeDimCheck(c, entry.symbols, symbols));
+  std::vector<Shape> shapes(entry.values.size());
+  for (size_t id = 0; id < entry.values.size(); ++id) {
+    const PlanValue &value = entry.values[id];
+    for (const DimExpr &dim : value.shape) {
+      int64_t d = evaluate(dim, symbols);
+      // Inputs satisfy their own shapes; a negative size further on means
+      // a symbol combination the model cannot handle (e.g. K - Q < 0).
+      if (d < 0)
+        return fail("value " + std::to_string(id) + " of type " +
+                    valueTypeToString(value, entry.symbols) +
+                    " gets a negative size " + std::to_string(d) +
+                    " for these inputs");
+      shapes[id].push_back(d);
+    }
+  }
+
+  // (3) Steps.
+  RunStats &stats = impl->stats;
+  size_t liveTempBytes = 0;
+  RunState state(entry.values.size(), impl->options);
+  for (size_t i = 0; i < entry.inputs.size(); ++i) {
+    size_t id = static_cast<size_t>(entry.inputs[i]);
+    auto bound = std::make_unique<BoundBuffer>();
+    TFC_RT_RETURN_IF_ERROR(bound->bind(checker.converted[i])
+                               .withContext("entry '" + entry.name +
+                                            "': input '" + entry.inputNames[i] +
+                                            "'"));
+    bound->buffer.set_host_dirty(true);
+    state.buffers[id] = &bound->buffer;
+    state.owned[id] = std::move(bound);
+  }
+  for (size_t id = 0; id < entry.values.size(); ++id) {
+    const PlanValue &value = entry.values[id];
+    if (value.kind == PlanValue::Kind::Param)
+      state.buffers[id] = &impl->param(value.name).buffer;
+    else if (value.kind == PlanValue::Kind::Constant)
+      state.buffers[id] =
+          &impl->constants[static_cast<size_t>(value.index)]->buffer;
+  }
+
+  std::vector<void *> args;
+  for (const PlanStep &step : entry.steps) {
+    const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
+    auto stepError = [&](const std::string &msg) {
+      std::string where = step.location.empty() ? "" : step.location + ": ";
+      return Status::error(where + "entry '" + entry.name + "': kernel '" +
+                           kernel.name + "' (" + kernel.signature + ") " + msg);
+    };
+    for (int32_t out : step.outputs) {
+      size_t id = static_cast<size_t>(out);
+      Expected<Tensor> t = Tensor::zeros(entry.values[id].dtype, shapes[id]);
+      if (!t)
+        return stepError("could not allocate its output " +
+                         typeToString(entry.values[id].dtype, shapes[id]) +
+                         ": " + t.message());
+      auto bound = std::make_unique<BoundBuffer>();
+      Status s = bound->bind(t.take());
+      if (!s.ok())
+        return stepError(s.message());
+      state.buffers[id] = &bound->buffer;
+      state.owned[id] = std::move(bound);
+      liveTempBytes += state.owned[id]->tensor.byteSize();
+    }
+    stats.peakTempBytes = std::max(stats.peakTempBytes, liveTempBytes);
+    ++stats.steps;
+    args.clear();
+    for (int32_t in : step.inputs)
+      args.push_back(state.buffers[static_cast<size_t>(in)]);
+    for (int32_t out : step.outputs)
+      args.push_back(state.buffers[static_cast<size_t>(out)]);
+
+    int rc = impl->kernels[static_cast<size_t>(step.kernel)](args.data());
+    if (rc != 0) {
+      std::string why;
+      if (impl->options.kernelErrorMessage)
+        why = impl->options.kernelErrorMessage();
+      return stepError("failed with error code " + std::to_string(rc) +
+                       (why.empty() ? "" : ": " + why));
+    }
+    if (!impl->options.deviceFree)
+      for (int32_t out : step.outputs)
+        if (state.buffers[static_cast<size_t>(out)]->device)
+          return stepError("left its output in device memory, but the "
+                           "executor was created without device support "
+                           "(ExecutorOptions)");
+
+    for (int32_t id : step.release) {
+      liveTempBytes -= state.owned[static_cast<size_t>(id)]->tensor.byteSize();
+      state.release(static_cast<size_t>(id));
+    }
+  }
+
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < entry.outputs.size(); ++i) {
+    size_t id = static_cast<size_t>(entry.outputs[i]);
+    halide_buffer_t *buffer = state.buffers[id];
+    if (buffer->device_dirty()) {
+      if (!impl->options.copyToHost)
+        return fail("output '" + entry.outputNames[i] +
+                    "' is in device memory, but the executor was created "
+                    "without device support (ExecutorOptions)");
+      int rc = impl->options.copyToHost(nullptr, buffer);
+      if (rc != 0)
+        return fail("copying output '" + entry.outputNames[i] +
+                    "' to the host failed with error code " +
+                    std::to_string(rc));
+    }
+    const PlanValue &value = entry.values[id];
+    if (value.kind == PlanValue::Kind::Temp) {
+      outputs.push_back(state.owned[id]->tensor);
+      continue;
+    }
+    // An output that is an input, weight or constant itself: return a copy,
+    // so that writing to the result cannot change the model.
+    const Tensor &source =
+        value.kind == PlanValue::Kind::Input ? state.owned[id]->tensor
+        : value.kind == PlanValue::Kind::Param
+            ? impl->param(value.name).tensor
+            : impl->constants[static_cast<size_t>(value.index)]->tensor;
+    Expected<Tensor> copy = source.clone();
+    if (!copy)
+      return fail("output '" + entry.outputNames[i] + "': " + copy.message());
+    outputs.push_back(copy.take());
+  }
+  return outputs;
+}
+
+} // namespace tfc::rt

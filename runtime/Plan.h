@@ -1,0 +1,159 @@
+//===- Plan.h - An executable model: kernels, buffers, shapes ---*- C++ -*-===//
+//
+// The contract between codegen and the runtime. Codegen turns each entry
+// point's IR into a Plan: a list of steps, each one call of a compiled
+// Halide kernel on tensor buffers. The runtime executes a Plan; it knows
+// nothing of MLIR or Halide, so the same Plan runs with kernels JIT-compiled
+// in process (tfc run) or linked from an AOT library (tfc compile).
+//
+// Shapes: every dimension of every value is a DimExpr over the entry's
+// symbolic dimensions (batch, seq, past, ...), which the executor reads from
+// the input tensors; so all shapes are known before the first kernel runs.
+//
+// Kernel calling convention (Halide's argv form, the same for JIT and AOT):
+// `int kernel(void **args)`, args[i] a `halide_buffer_t *` for the step's
+// inputs in order, then its outputs. Halide dimension 0 is the tensor's
+// *last* axis (row-major, innermost first); strides are in elements.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_PLAN_H
+#define TFC_RUNTIME_PLAN_H
+
+#include "runtime/Status.h"
+#include "runtime/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tfc::rt {
+
+/// A dimension size: constant + sum(coeff * symbol).
+struct DimExpr {
+  int64_t constant = 0;
+  std::vector<std::pair<int32_t, int64_t>> terms; // (symbol index, coeff)
+
+  static DimExpr of(int64_t value) { return DimExpr{value, {}}; }
+  bool isStatic() const { return terms.empty(); }
+  bool operator==(const DimExpr &other) const {
+    return constant == other.constant && terms == other.terms;
+  }
+};
+
+/// Where a symbolic dimension is read: axis `axis` of entry input `input`.
+struct SymbolSource {
+  std::string name; // "batch", "seq", "past"
+  int32_t input = 0;
+  int32_t axis = 0;
+  int64_t bound = 0; // upper bound from `dim NAME <= N`, 0 if none
+};
+
+struct PlanValue {
+  enum class Kind : uint8_t {
+    Input,    // an entry input; `index` is the input position
+    Param,    // a checkpoint tensor; `name` is its checkpoint name
+    Constant, // Plan::constants[index]
+    Temp,     // produced by a step
+  };
+  Kind kind = Kind::Temp;
+  DType dtype = DType::F32;
+  std::vector<DimExpr> shape;
+  std::string name;
+  int32_t index = 0;
+};
+
+struct PlanStep {
+  /// Index into Plan::kernels.
+  int32_t kernel = 0;
+  std::vector<int32_t> inputs;  // value ids
+  std::vector<int32_t> outputs; // value ids (Temp)
+  /// Temp values whose last use is this step: freed after it runs.
+  std::vector<int32_t> release;
+  /// The .tfm location of the op ("gpt2-arch.tfm:52:9"), for errors.
+  std::string location;
+};
+
+/// Integer inputs used as indices (token ids into an embedding table) must
+/// be in [0, limit): checked before any kernel runs.
+struct IndexCheck {
+  int32_t value = 0; // an Input value id
+  int64_t limit = 0;
+  std::string what; // "ids index wte.weight"
+};
+
+/// A symbolic size that an op needs to be at least `min` (a static slice
+/// of a dynamic axis, `h[:, 0]`, needs seq >= 1).
+struct DimCheck {
+  DimExpr dim;
+  int64_t min = 1;
+  std::string what;
+};
+
+struct PlanEntry {
+  std::string name;
+  std::vector<IndexCheck> indexChecks;
+  std::vector<DimCheck> dimChecks;
+  std::vector<PlanValue> values;
+  std::vector<int32_t> inputs; // value ids of kind Input, in order
+  std::vector<std::string> inputNames;
+  std::vector<int32_t> outputs;
+  std::vector<std::string> outputNames;
+  std::vector<SymbolSource> symbols;
+  std::vector<PlanStep> steps;
+};
+
+/// One compiled kernel: its symbol name in an AOT library, and the
+/// signature it was compiled from (op, attributes, operand and result types)
+/// so `tfc dump` and error messages can say what it computes.
+struct PlanKernel {
+  std::string name;
+  std::string signature;
+  int32_t numInputs = 0;
+  int32_t numOutputs = 0;
+};
+
+struct ParamInfo {
+  std::string name;
+  Shape shape;
+  DType storedDType = DType::F32;
+};
+
+struct Plan {
+  std::string modelName;
+  std::vector<PlanEntry> entries;
+  std::vector<PlanKernel> kernels;
+  std::vector<ParamInfo> params;
+  std::vector<Tensor> constants;
+
+  const PlanEntry *findEntry(const std::string &name) const;
+};
+
+/// Plans travel inside AOT libraries as JSON (constants as base64).
+Expected<std::string> serializePlan(const Plan &plan);
+Expected<Plan> deserializePlan(const std::string &json);
+
+/// Evaluates a DimExpr for concrete symbol values.
+int64_t evaluate(const DimExpr &dim, const std::vector<int64_t> &symbols);
+
+/// Checks that every id in `plan` is in range and of the right kind, that
+/// Param values match the parameter table and Constant values their tensor,
+/// that symbols are read from an axis that is exactly that symbol, and that
+/// steps respect def-use order (a Temp is written once, read after that and
+/// before its release; outputs are live at the end). deserializePlan and the
+/// executor run it, so a corrupt plan is an error, not an out-of-bounds read.
+Status verifyPlan(const Plan &plan);
+
+/// "seq", "past + seq", "2*seq + 1", "768": a DimExpr with symbol names.
+std::string dimToString(const DimExpr &dim,
+                        const std::vector<SymbolSource> &symbols);
+
+/// "i32[batch, seq]": a value's dtype and symbolic shape, for diagnostics.
+std::string valueTypeToString(const PlanValue &value,
+                              const std::vector<SymbolSource> &symbols);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_PLAN_H
