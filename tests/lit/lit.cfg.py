@@ -12,6 +12,7 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%examples", os.path.join(config.tfc_src_root, "examples")))
 config.substitutions.append(("%src_root", config.tfc_src_root))
+config.substitutions.append(("%fixtures", os.path.join(config.tfc_src_root, "tests", "fixtures")))
 
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,0 +1,165 @@
+//===- CheckCommand.cpp - tfc check: compare outputs with references -----===//
+//
+// Runs an entry on the inputs stored in a reference file (`input.NAME`) and
+// compares each output with `expected.NAME` (or a tensor named with
+// --expect OUTPUT=TENSOR): the max abs error per output is printed, and the
+// exit status is 1 if any exceeds the tolerance. The numeric fixture tests
+// are this command on tests/fixtures/*.safetensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/tfc/Commands.h"
+#include "tools/tfc/Inputs.h"
+#include "tools/tfc/ModelRunner.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+
+using namespace tfc;
+using namespace tfc::driver;
+
+namespace {
+
+struct CheckOptions {
+  ModelOptions model;
+  WeightOptions weights;
+  std::string reference;
+  std::string entry;
+  double tolerance = 1e-4;
+  std::vector<std::string> expect; // OUTPUT=TENSOR
+};
+
+int runCheck(const CheckOptions &options) {
+  std::optional<CompiledModel> model = compileModel(options.model);
+  if (!model)
+    return 1;
+  const rt::PlanEntry *entry = model->entry(options.entry);
+  if (!entry) {
+    llvm::errs() << "error: the model has no entry '" << options.entry
+                 << "'\n";
+    return 1;
+  }
+  rt::Expected<rt::SafetensorsFile> reference =
+      rt::SafetensorsFile::open(options.reference);
+  if (!reference) {
+    llvm::errs() << "error: " << reference.message() << "\n";
+    return 1;
+  }
+  InputOptions inputOptions;
+  inputOptions.inputsFile = options.reference;
+  rt::Expected<std::vector<rt::Tensor>> inputs =
+      buildInputs(*entry, inputOptions);
+  if (!inputs) {
+    llvm::errs() << "error: " << inputs.message() << "\n";
+    return 1;
+  }
+  rt::Expected<rt::WeightMap> weights =
+      loadWeights(model->plan(), options.weights, {"input.", "expected."});
+  if (!weights) {
+    llvm::errs() << "error: " << weights.message() << "\n";
+    return 1;
+  }
+  rt::Expected<rt::Executor> executor =
+      rt::Executor::create(model->plan(), model->kernels, std::move(*weights));
+  if (!executor) {
+    llvm::errs() << "error: " << executor.message() << "\n";
+    return 1;
+  }
+  rt::Expected<std::vector<rt::Tensor>> outputs =
+      executor->run(entry->name, *inputs);
+  if (!outputs) {
+    llvm::errs() << "error: " << outputs.message() << "\n";
+    return 1;
+  }
+
+  std::map<std::string, std::string> expectNames;
+  for (const std::string &pair : options.expect) {
+    size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      llvm::errs() << "error: --expect takes OUTPUT=TENSOR, got '" << pair
+                   << "'\n";
+      return 1;
+    }
+    expectNames[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+
+  int compared = 0, failed = 0;
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string &name = entry->outputNames[i];
+    std::string key = expectNames.count(name) ? expectNames[name]
+                                              : "expected." + name;
+    if (!reference->contains(key)) {
+      llvm::outs() << name << ": no reference tensor '" << key
+                   << "', not compared\n";
+      continue;
+    }
+    rt::Expected<rt::Tensor> expected = reference->loadF32(key);
+    if (!expected) {
+      llvm::errs() << "error: " << expected.message() << "\n";
+      return 1;
+    }
+    const rt::Tensor &got = (*outputs)[i];
+    if (got.shape() != expected->shape() || got.dtype() != rt::DType::F32) {
+      llvm::outs() << name << ": " << describe(got) << " but reference '"
+                   << key << "' is " << describe(*expected) << "  FAIL\n";
+      ++failed;
+      continue;
+    }
+    const float *a = got.dataAs<float>();
+    const float *b = expected->dataAs<float>();
+    double maxError = 0;
+    int64_t worst = 0;
+    for (int64_t j = 0; j < got.numElements(); ++j) {
+      double error = std::fabs(static_cast<double>(a[j]) - b[j]);
+      if (!(error <= maxError)) { // also catches NaN
+        maxError = std::isnan(error) ? INFINITY : error;
+        worst = j;
+      }
+    }
+    bool ok = maxError <= options.tolerance;
+    ++compared;
+    failed += !ok;
+    llvm::outs() << name << ": " << describe(got) << " vs '" << key
+                 << "': max abs error " << llvm::format("%.3e", maxError)
+                 << " at flat index " << worst << " (tolerance "
+                 << llvm::format("%.0e", options.tolerance) << ")  "
+                 << (ok ? "ok" : "FAIL") << "\n";
+  }
+  if (compared == 0) {
+    llvm::errs() << "error: no output of entry '" << entry->name
+                 << "' has a reference tensor in '" << options.reference
+                 << "'\n";
+    return 1;
+  }
+  llvm::outs() << compared - failed << " passed, " << failed << " failed\n";
+  return failed ? 1 : 0;
+}
+
+} // namespace
+
+CommandRunner driver::registerCheckCommand(CLI::App &app) {
+  auto options = std::make_shared<CheckOptions>();
+  CLI::App *command = app.add_subcommand(
+      "check", "Run an entry on reference inputs and compare its outputs "
+               "with reference tensors");
+  addModelOptions(*command, options->model);
+  addWeightOptions(*command, options->weights);
+  command
+      ->add_option("--reference", options->reference,
+                   ".safetensors with input.NAME inputs and expected.NAME "
+                   "outputs")
+      ->required();
+  command->add_option("--entry", options->entry,
+                      "Entry point to check (default: the first one)");
+  command->add_option("--tolerance", options->tolerance,
+                      "Largest allowed max abs error")
+      ->default_val(1e-4);
+  command->add_option("--expect", options->expect,
+                      "Compare OUTPUT with reference tensor TENSOR "
+                      "(OUTPUT=TENSOR; repeatable)");
+  return [options] { return runCheck(*options); };
+}

@@ -1,0 +1,230 @@
+//===- Inputs.cpp - Entry inputs from the command line --------------------===//
+
+#include "tools/tfc/Inputs.h"
+
+#include "runtime/Safetensors.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace tfc;
+using namespace tfc::driver;
+
+rt::Expected<std::vector<int64_t>> driver::parseIntList(const std::string &text) {
+  std::vector<int64_t> values;
+  std::string token;
+  auto flush = [&]() -> rt::Status {
+    if (token.empty())
+      return rt::Status::success();
+    errno = 0;
+    char *end = nullptr;
+    long long value = std::strtoll(token.c_str(), &end, 10);
+    if (errno != 0 || !end || *end != '\0')
+      return rt::Status::error("'" + token + "' is not an integer");
+    values.push_back(value);
+    token.clear();
+    return rt::Status::success();
+  };
+  for (char c : text) {
+    if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      TFC_RT_RETURN_IF_ERROR(flush());
+    } else {
+      token += c;
+    }
+  }
+  TFC_RT_RETURN_IF_ERROR(flush());
+  return values;
+}
+
+namespace {
+
+/// The symbol index of a dimension that is exactly one symbol, or -1.
+int32_t symbolOf(const rt::DimExpr &dim) {
+  if (dim.constant == 0 && dim.terms.size() == 1 && dim.terms[0].second == 1)
+    return dim.terms[0].first;
+  return -1;
+}
+
+/// Rows of ids padded into an i32 [batch, longest] tensor.
+rt::Expected<rt::Tensor> padRows(const std::vector<std::vector<int64_t>> &rows,
+                                 int64_t padId, std::vector<int64_t> &lengths) {
+  size_t longest = 0;
+  for (const auto &row : rows)
+    longest = std::max(longest, row.size());
+  if (rows.empty() || longest == 0)
+    return rt::Status::error("no ids given");
+  std::vector<int32_t> data(rows.size() * longest, static_cast<int32_t>(padId));
+  lengths.clear();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    lengths.push_back(static_cast<int64_t>(rows[r].size()));
+    for (size_t c = 0; c < rows[r].size(); ++c) {
+      if (rows[r][c] < INT32_MIN || rows[r][c] > INT32_MAX)
+        return rt::Status::error("id " + std::to_string(rows[r][c]) +
+                                 " does not fit in 32 bits");
+      data[r * longest + c] = static_cast<int32_t>(rows[r][c]);
+    }
+  }
+  return rt::Tensor::fromI32(
+      {static_cast<int64_t>(rows.size()), static_cast<int64_t>(longest)},
+      data);
+}
+
+} // namespace
+
+rt::Expected<std::vector<rt::Tensor>>
+driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
+  const size_t count = entry.inputs.size();
+  std::vector<std::optional<rt::Tensor>> given(count);
+  // Sequence lengths per symbol (e.g. seq, src_seq), from the ids given.
+  std::map<int32_t, std::vector<int64_t>> lengths;
+
+  std::optional<rt::SafetensorsFile> file;
+  if (!options.inputsFile.empty()) {
+    rt::Expected<rt::SafetensorsFile> opened =
+        rt::SafetensorsFile::open(options.inputsFile);
+    if (!opened)
+      return opened.status();
+    file = std::move(*opened);
+  }
+
+  std::map<std::string, std::vector<std::string>> idLists = options.idLists;
+  if (!options.idsFile.empty()) {
+    std::ifstream in(options.idsFile);
+    if (!in)
+      return rt::Status::error("cannot read --ids-file '" + options.idsFile +
+                               "'");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find_first_not_of(" \t\r,") != std::string::npos)
+        idLists["ids"].push_back(line);
+  }
+
+  for (size_t i = 0; i < count; ++i) {
+    const std::string &name = entry.inputNames[i];
+    const rt::PlanValue &value = entry.values[entry.inputs[i]];
+    if (file) {
+      for (const std::string &key : {"input." + name, name}) {
+        if (!file->contains(key))
+          continue;
+        rt::Expected<rt::Tensor> tensor = file->tensor(key);
+        if (!tensor)
+          return tensor.status();
+        given[i] = std::move(*tensor);
+        break;
+      }
+      if (given[i])
+        continue;
+    }
+    auto ids = idLists.find(name);
+    if (ids == idLists.end() || ids->second.empty())
+      continue;
+    if (value.shape.size() != 2)
+      return rt::Status::error("input '" + name +
+                               "' is not a [batch, seq] tensor of ids");
+    std::vector<std::vector<int64_t>> rows;
+    for (const std::string &text : ids->second) {
+      rt::Expected<std::vector<int64_t>> row = parseIntList(text);
+      if (!row)
+        return row.status().withContext("input '" + name + "'");
+      rows.push_back(std::move(*row));
+    }
+    std::vector<int64_t> rowLengths;
+    rt::Expected<rt::Tensor> tensor = padRows(rows, options.padId, rowLengths);
+    if (!tensor)
+      return tensor.status().withContext("input '" + name + "'");
+    given[i] = std::move(*tensor);
+    int32_t symbol = symbolOf(value.shape[1]);
+    if (symbol >= 0)
+      lengths[symbol] = rowLengths;
+  }
+
+  // Masks: explicit --mask rows, or derived from the lengths of the ids.
+  for (size_t i = 0; i < count; ++i) {
+    if (given[i])
+      continue;
+    const std::string &name = entry.inputNames[i];
+    const rt::PlanValue &value = entry.values[entry.inputs[i]];
+    if (value.dtype != rt::DType::Bool)
+      continue;
+    const size_t rank = value.shape.size();
+    if (rank == 0)
+      continue;
+    int32_t symbol = symbolOf(value.shape.back());
+    if (!options.masks.empty() && rank == 2) {
+      std::vector<std::vector<int64_t>> rows;
+      for (const std::string &text : options.masks) {
+        rt::Expected<std::vector<int64_t>> row = parseIntList(text);
+        if (!row)
+          return row.status().withContext("--mask");
+        rows.push_back(std::move(*row));
+      }
+      std::vector<int64_t> unused;
+      rt::Expected<rt::Tensor> tensor = padRows(rows, 0, unused);
+      if (!tensor)
+        return tensor.status().withContext("--mask");
+      given[i] = std::move(*tensor); // the executor converts 0/1 ints
+      continue;
+    }
+    auto known = lengths.find(symbol);
+    if (known == lengths.end())
+      continue;
+    const std::vector<int64_t> &lens = known->second;
+    const int64_t batch = static_cast<int64_t>(lens.size());
+    const int64_t n = *std::max_element(lens.begin(), lens.end());
+    bool padding2 = rank == 2;
+    bool padding4 = rank == 4 && value.shape[1].isStatic() &&
+                    value.shape[1].constant == 1 &&
+                    value.shape[2].isStatic() && value.shape[2].constant == 1;
+    bool causal4 = rank == 4 && value.shape[1].isStatic() &&
+                   value.shape[1].constant == 1 &&
+                   symbolOf(value.shape[2]) == symbol;
+    if (!padding2 && !padding4 && !causal4)
+      continue;
+    rt::Shape shape = padding2   ? rt::Shape{batch, n}
+                      : padding4 ? rt::Shape{batch, 1, 1, n}
+                                 : rt::Shape{batch, 1, n, n};
+    rt::Expected<rt::Tensor> mask = rt::Tensor::zeros(rt::DType::Bool, shape);
+    if (!mask)
+      return mask.status();
+    uint8_t *bits = mask->dataAs<uint8_t>();
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!causal4) {
+        for (int64_t k = 0; k < n; ++k)
+          bits[b * n + k] = k < lens[b];
+        continue;
+      }
+      // The seed article's target mask: padded query rows and future keys
+      // are hidden.
+      for (int64_t q = 0; q < n; ++q)
+        for (int64_t k = 0; k < n; ++k)
+          bits[(b * n + q) * n + k] = q < lens[b] && k <= q;
+    }
+    given[i] = std::move(*mask);
+  }
+
+  std::vector<rt::Tensor> inputs;
+  for (size_t i = 0; i < count; ++i) {
+    if (!given[i]) {
+      const rt::PlanValue &value = entry.values[entry.inputs[i]];
+      std::string shape = "[";
+      for (size_t d = 0; d < value.shape.size(); ++d) {
+        const rt::DimExpr &dim = value.shape[d];
+        int32_t symbol = symbolOf(dim);
+        shape += (d ? ", " : "") +
+                 (symbol >= 0 && symbol < static_cast<int32_t>(entry.symbols.size())
+                      ? entry.symbols[symbol].name
+                      : std::to_string(dim.constant));
+      }
+      return rt::Status::error(
+          "entry '" + entry.name + "' needs input '" + entry.inputNames[i] +
+          "' " + rt::dtypeName(value.dtype) + shape +
+          "]: pass it with --inputs FILE.safetensors" +
+          (value.dtype == rt::DType::I32 ? " or --ids" : ""));
+    }
+    inputs.push_back(std::move(*given[i]));
+  }
+  return inputs;
+}
