@@ -5,6 +5,10 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 FUZZ_SECONDS ?= 60
 TFC := $(BUILD)/bin/tfc
+# ccache keys on command lines; with the repository as base_dir, paths are
+# rewritten relative to it, so a fresh clone (CI) hits the cache of another.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 LIT := python3 /usr/lib/llvm-19/build/utils/lit/lit.py
 
 .PHONY: all deps configure build test test-lit test-unit fuzz demo clean
