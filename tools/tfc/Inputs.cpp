@@ -145,7 +145,6 @@ driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
   for (size_t i = 0; i < count; ++i) {
     if (given[i])
       continue;
-    const std::string &name = entry.inputNames[i];
     const rt::PlanValue &value = entry.values[entry.inputs[i]];
     if (value.dtype != rt::DType::Bool)
       continue;
