@@ -643,3 +643,209 @@ LogicalResult CausalMaskOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
                                         IntegerType::get(q->getContext(), 1)));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Fused ops (TfcFusedOps.td)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Merges two sizes of the same dimension: equal, or one dynamic (the
+/// static one wins). Fails when both are static and differ.
+bool mergeDim(int64_t a, int64_t b, int64_t &out) {
+  if (ShapedType::isDynamic(a)) {
+    out = b;
+    return true;
+  }
+  if (ShapedType::isDynamic(b) || a == b) {
+    out = a;
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+LogicalResult FusedAttentionOp::inferShape(Adaptor adaptor,
+                                           EmitErrorFn emitError,
+                                           SmallVectorImpl<Type> &types) {
+  // The adaptor finds the operands through the segment sizes: check them
+  // against the operand list before reading any operand.
+  ArrayRef<int32_t> segments = adaptor.getProperties().operandSegmentSizes;
+  size_t numOperands = adaptor.getOperands().size();
+  if (segments.size() != 5 || segments[0] != 1 || segments[1] != 1 ||
+      segments[2] != 1 || segments[3] < 0 || segments[3] > 1 ||
+      segments[4] < 0 || segments[4] > 1 ||
+      static_cast<size_t>(3 + segments[3] + segments[4]) != numOperands)
+    return emitError() << "operand segments must be q, k, v, then an "
+                          "optional keep and an optional bias ("
+                       << numOperands << " operands)";
+  FailureOr<RankedTensorType> q = getRanked(adaptor.getQ(), "q", emitError);
+  if (failed(q))
+    return failure();
+  FailureOr<RankedTensorType> k = getRanked(adaptor.getK(), "k", emitError);
+  if (failed(k))
+    return failure();
+  FailureOr<RankedTensorType> v = getRanked(adaptor.getV(), "v", emitError);
+  if (failed(v))
+    return failure();
+  for (auto [role, type] : {std::pair<StringRef, RankedTensorType>{"q", *q},
+                            {"k", *k},
+                            {"v", *v}}) {
+    if (type.getRank() != 4)
+      return emitError() << role << " must have rank 4 ([batch, heads, len, "
+                                    "dim]), got "
+                         << str(type);
+    if (!type.getElementType().isF32())
+      return emitError() << role << " must be an f32 tensor, got "
+                         << str(type);
+  }
+  FloatAttr scale = adaptor.getProperties().scale;
+  if (!scale)
+    return emitError() << "requires attribute 'scale'";
+  if (!std::isfinite(scale.getValueAsDouble()))
+    return emitError() << "scale must be finite, got "
+                       << scale.getValueAsDouble();
+  if (FloatAttr fill = adaptor.getProperties().fill;
+      fill && std::isnan(fill.getValueAsDouble()))
+    return emitError() << "fill must not be NaN";
+
+  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
+  int64_t batch, heads, batchKV, headsKV, sk, d;
+  if (!mergeDim(ks[0], vs[0], batchKV) || !mergeDim(ks[1], vs[1], headsKV) ||
+      !mergeDim(ks[2], vs[2], sk))
+    return emitError() << "k " << str(*k) << " and v " << str(*v)
+                       << " must agree in batch, heads and key length";
+  if (!mergeDim(qs[0], batchKV, batch) || !mergeDim(qs[1], headsKV, heads))
+    return emitError() << "q " << str(*q) << " must agree with k " << str(*k)
+                       << " and v " << str(*v) << " in batch and heads";
+  if (!mergeDim(qs[3], ks[3], d))
+    return emitError() << "q " << str(*q) << " and k " << str(*k)
+                       << " have different head dims (" << dimString(qs[3])
+                       << " vs " << dimString(ks[3]) << ")";
+  (void)d;
+  int64_t sq = qs[2];
+  if (!ShapedType::isDynamic(sq) && !ShapedType::isDynamic(sk) && sq > sk &&
+      getBool(adaptor.getProperties().causal))
+    return emitError() << "is causal but has more queries (" << sq
+                       << ") than keys (" << sk << ")";
+
+  SmallVector<int64_t> scores = {batch, heads, sq, sk};
+  auto checkMask = [&](Value value, StringRef role,
+                       bool wantBool) -> LogicalResult {
+    if (!value)
+      return success();
+    FailureOr<RankedTensorType> type = getRanked(value, role, emitError);
+    if (failed(type))
+      return failure();
+    if (wantBool ? !type->getElementType().isSignlessInteger(1)
+                 : !type->getElementType().isF32())
+      return emitError() << role << " must be " << (wantBool ? "an i1" : "an f32")
+                         << " tensor, got " << str(*type);
+    FailureOr<SmallVector<int64_t>> shape =
+        broadcastShapes(type->getShape(), scores);
+    // The mask must not grow the scores: it broadcasts *to* them.
+    if (failed(shape) || shape->size() != 4 ||
+        llvm::any_of(llvm::zip(*shape, scores), [](auto pair) {
+          auto [got, want] = pair;
+          return !ShapedType::isDynamic(want) && got != want;
+        }))
+      return emitError() << role << " " << str(*type)
+                         << " does not broadcast to the scores [batch, heads, "
+                            "q, k] = ["
+                         << dimString(batch) << ", " << dimString(heads)
+                         << ", " << dimString(sq) << ", " << dimString(sk)
+                         << "]";
+    return success();
+  };
+  if (failed(checkMask(adaptor.getKeep(), "keep", /*wantBool=*/true)) ||
+      failed(checkMask(adaptor.getBias(), "bias", /*wantBool=*/false)))
+    return failure();
+
+  types.push_back(RankedTensorType::get({batch, heads, sq, vs[3]},
+                                        q->getElementType()));
+  return success();
+}
+
+LogicalResult AddLayerNormOp::inferShape(Adaptor adaptor,
+                                         EmitErrorFn emitError,
+                                         SmallVectorImpl<Type> &types) {
+  SmallVector<Type, 1> sum;
+  if (failed(inferBroadcastBinary(adaptor.getA(), adaptor.getB(),
+                                  /*resultElement=*/Type(), emitError, sum)))
+    return failure();
+  auto sumType = cast<RankedTensorType>(sum.front());
+  if (!sumType.getElementType().isF32())
+    return emitError() << "a and b must be f32 tensors, got "
+                       << str(adaptor.getA().getType()) << " and "
+                       << str(adaptor.getB().getType());
+  if (sumType.getRank() < 1)
+    return emitError() << "the sum must have rank >= 1 (the last axis is "
+                          "normalized), got "
+                       << str(sumType);
+  FloatAttr epsilon = adaptor.getProperties().epsilon;
+  if (!epsilon)
+    return emitError() << "requires attribute 'epsilon'";
+  double eps = epsilon.getValueAsDouble();
+  if (!std::isfinite(eps) || eps < 0)
+    return emitError() << "epsilon must be a finite number >= 0, got " << eps;
+  if (failed(checkNormParam(adaptor.getGamma(), "gamma", sumType, emitError)) ||
+      failed(checkNormParam(adaptor.getBeta(), "beta", sumType, emitError)))
+    return failure();
+  types.push_back(sumType);
+  types.push_back(sumType);
+  return success();
+}
+
+LogicalResult LinearOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                   SmallVectorImpl<Type> &types) {
+  if (adaptor.getOperands().size() > 3)
+    return emitError() << "takes two or three operands (x, w[, bias])";
+  FailureOr<RankedTensorType> x = getRanked(adaptor.getX(), "x", emitError);
+  if (failed(x))
+    return failure();
+  FailureOr<RankedTensorType> w = getRanked(adaptor.getW(), "w", emitError);
+  if (failed(w))
+    return failure();
+  if (x->getRank() < 2)
+    return emitError() << "x must have rank >= 2, got " << str(*x);
+  if (w->getRank() != 2)
+    return emitError() << "w must have rank 2, got " << str(*w);
+  if (!x->getElementType().isF32() || !w->getElementType().isF32())
+    return emitError() << "x and w must be f32 tensors, got " << str(*x)
+                       << " and " << str(*w);
+  if (StringAttr activation = adaptor.getProperties().activation) {
+    StringRef act = activation.getValue();
+    if (act != "none" && act != "relu" && act != "gelu" &&
+        act != "gelu_tanh" && act != "silu")
+      return emitError() << "activation must be one of \"none\", \"relu\", "
+                            "\"gelu\", \"gelu_tanh\", \"silu\", got \""
+                         << act << "\"";
+  }
+  bool transposeB = getBool(adaptor.getProperties().transpose_b);
+  int64_t kX = x->getShape().back();
+  int64_t kW = w->getDimSize(transposeB ? 1 : 0);
+  int64_t n = w->getDimSize(transposeB ? 0 : 1);
+  if (!ShapedType::isDynamic(kX) && !ShapedType::isDynamic(kW) && kX != kW)
+    return emitError() << "contraction dims differ: x " << str(*x)
+                       << " has K=" << kX << ", w " << str(*w) << " has K="
+                       << kW << (transposeB ? " (transpose_b)" : "");
+  if (Value biasValue = adaptor.getBias()) {
+    FailureOr<RankedTensorType> bias = getRanked(biasValue, "bias", emitError);
+    if (failed(bias))
+      return failure();
+    if (bias->getRank() != 1 || !bias->getElementType().isF32())
+      return emitError() << "bias must be a rank-1 f32 tensor, got "
+                         << str(*bias);
+    int64_t length = bias->getDimSize(0);
+    if (!ShapedType::isDynamic(length) && !ShapedType::isDynamic(n) &&
+        length != n)
+      return emitError() << "bias " << str(*bias) << " does not match N=" << n
+                         << " of w " << str(*w)
+                         << (transposeB ? " (transpose_b)" : "");
+  }
+  SmallVector<int64_t> shape(x->getShape().drop_back());
+  shape.push_back(n);
+  types.push_back(RankedTensorType::get(shape, x->getElementType()));
+  return success();
+}

@@ -677,10 +677,10 @@ def Tfc_CausalMaskOp : Tfc_InferOp<"causal_mask"> {
   ];
 }
 
-// Fused ops (tfc.fused_attention, tfc.add_layer_norm, tfc.linear, ...) are
-// added by the fusion work in their own file, included here:
-//   include "ir/TfcFusedOps.td"
-// They derive from Tfc_InferOp like the ops above and define `inferShape` in
-// C++; nothing else in ir/ needs to change.
+// Fused ops (tfc.fused_attention, tfc.add_layer_norm, tfc.linear), created
+// only by the fusion passes, are in their own file. They derive from
+// Tfc_InferOp like the ops above; their `inferShape` functions are at the end
+// of ShapeInference.cpp.
+include "ir/TfcFusedOps.td"
 
 #endif // TFC_IR_TFCOPS_TD

@@ -56,6 +56,25 @@ FlopCount tfc::countFlops(mlir::Operation *root) {
       flops.matmul += 2.0 * outElements * lhs.getShape().back();
       return;
     }
+    if (name == "tfc.fused_attention") {
+      // Per (batch, head): Q K^T is 2*Sq*Sk*D, P V is 2*Sq*Sk*Dv, and the
+      // scale, mask and softmax about 7 per score.
+      auto q = llvm::dyn_cast<mlir::RankedTensorType>(
+          op->getOperand(0).getType());
+      auto k = llvm::dyn_cast<mlir::RankedTensorType>(
+          op->getOperand(1).getType());
+      if (!q || !k || !q.hasStaticShape() || !k.hasStaticShape() ||
+          q.getRank() != 4 || k.getRank() != 4) {
+        ++flops.dynamicOps;
+        return;
+      }
+      double scores = static_cast<double>(q.getNumElements()) /
+                      q.getDimSize(3) * k.getDimSize(2);
+      flops.matmul += 2.0 * scores * q.getDimSize(3) +
+                      2.0 * outElements * k.getDimSize(2);
+      flops.other += 7.0 * scores;
+      return;
+    }
     if (name.starts_with("tfc.reduce_")) {
       double inElements = 0;
       if (staticNumElements(op->getOperand(0).getType(), inElements))

@@ -1,0 +1,106 @@
+//===- Passes.td - tfc graph passes ----------------------*- tablegen -*-===//
+//
+// The passes over the tfc dialect: cleanups, recognition of primitive spellings
+// of LayerNorm and GELU, and the fusions that create the fused ops of
+// ir/TfcFusedOps.td. Each pass is in its own .cpp file, whose header comment
+// describes its algorithm; docs/passes.md describes them for users.
+//
+// All passes are op-agnostic: they rewrite everything nested in the op they
+// run on (normally the module, so every entry function of the model).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_PASSES_TD
+#define TFC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TfcSimplify : Pass<"tfc-simplify"> {
+  let summary = "canonicalize, plus tfc cleanups that help the fusions";
+  let description = [{
+    Applies every canonicalization pattern and folder of the loaded dialects
+    (what `-canonicalize` does) together with tfc-specific rewrites:
+    `matmul(a, transpose(b))` with the last two axes swapped becomes
+    `matmul(a, b) {transpose_b}` (and back), `where(not c, x, y)` becomes
+    `where(c, y, x)`, and a `concat` of adjacent slices of one tensor becomes
+    one slice (or the tensor itself).
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def RecognizeLayerNorm : Pass<"recognize-layernorm"> {
+  let summary = "LayerNorm spelled out in primitives -> tfc.layer_norm";
+  let description = [{
+    Finds `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta`
+    over the last axis (also with `rsqrt` and multiplication, `x*x` for the
+    square, and without gamma or beta) and replaces it with `tfc.layer_norm`.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def RecognizeGelu : Pass<"recognize-gelu"> {
+  let summary = "GELU spelled out in primitives -> tfc.gelu";
+  let description = [{
+    Finds `0.5 * x * (1 + erf(x / sqrt(2)))` (exact GELU) and
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))` (tanh
+    approximation), in any association of the products, and replaces them
+    with `tfc.gelu` (`approximate = "tanh"` for the second).
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def FuseAttention : Pass<"fuse-attention"> {
+  let summary = "softmax(mask(scale(Q K^T))) V -> tfc.fused_attention";
+  let description = [{
+    Matches scaled dot-product attention spelled out in primitives: the
+    scores `matmul(Q, K^T)` (a transposed K or `transpose_b`), a scale
+    (division or multiplication by a constant, on the scores or pre-applied
+    to Q or K), an optional additive mask, masked fills (`tfc.where` with a
+    constant fill, either polarity; `and` of masks; `tfc.causal_mask` becomes
+    the `causal` flag), `softmax` over the last axis and `matmul(P, V)`.
+    Fuses only when the intermediate tensors have no other users.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def FuseAddLayerNorm : Pass<"fuse-add-layernorm"> {
+  let summary = "layer_norm(a + b) -> tfc.add_layer_norm";
+  let description = [{
+    Replaces `layer_norm(a + b)` with `tfc.add_layer_norm`. When the sum has
+    other users (pre-LN residual streams), they read the fused op's `sum`
+    result.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def FuseBiasActivation : Pass<"fuse-bias-activation"> {
+  let summary = "act(x @ W + b) -> tfc.linear";
+  let description = [{
+    Replaces a matmul by a rank-2 weight, followed by the addition of a
+    rank-1 bias over the last axis and/or a relu, gelu (either form) or silu,
+    with one `tfc.linear`.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def MergeQKV : Pass<"merge-qkv"> {
+  let summary = "projections of one input -> one linear on concatenated weights";
+  let description = [{
+    Merges two or more `tfc.linear` (or matmul by a weight) of the same input,
+    whose weights are parameters (or slices of them) of the same shape and
+    layer, into one `tfc.linear` on the concatenated weights, followed by one
+    `tfc.slice` per original projection (Q, K and V of attention).
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def DeadCodeElimination : Pass<"dce"> {
+  let summary = "erase ops whose results are unused";
+  let description = [{
+    Erases every side-effect-free op whose results have no users, in reverse
+    program order so that whole dead chains go in one sweep
+    (`mlir::isOpTriviallyDead`).
+  }];
+}
+
+#endif // TFC_PASSES_TD

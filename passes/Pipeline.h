@@ -1,0 +1,70 @@
+//===- Pipeline.h - the default tfc optimization pipeline -------*- C++ -*-===//
+//
+// The order of DESIGN.md §5:
+//
+//   verify -> canonicalize (tfc-simplify) + cse
+//          -> recognize-layernorm -> recognize-gelu
+//          -> fuse-attention -> fuse-add-layernorm -> fuse-bias-activation
+//          -> merge-qkv
+//          -> canonicalize (tfc-simplify) + cse + dce
+//
+// Shape inference needs no pass of its own: every tfc op infers its type
+// when it is built and the verifier (run after every pass) checks it.
+//
+// Each step can be disabled by its name (defaultPipelinePassNames();
+// "tfc-simplify" is accepted for "canonicalize"). Disabling "canonicalize"
+// or "cse" disables both of its runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_PASSES_PIPELINE_H
+#define TFC_PASSES_PIPELINE_H
+
+#include "passes/FusionReport.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+#include <string>
+
+namespace tfc {
+
+struct PipelineOptions {
+  /// Names of steps not to run (see defaultPipelinePassNames()).
+  std::set<std::string> disabled;
+  /// Print the module after every pass (MLIR's IR printing).
+  bool printIRAfterAll = false;
+  /// Where the IR is printed; llvm::errs() when null.
+  llvm::raw_ostream *printStream = nullptr;
+};
+
+/// The step names, in pipeline order: verify, canonicalize, cse,
+/// recognize-layernorm, recognize-gelu, fuse-attention, fuse-add-layernorm,
+/// fuse-bias-activation, merge-qkv, dce.
+llvm::ArrayRef<llvm::StringRef> defaultPipelinePassNames();
+
+/// Whether `name` names a step that can be disabled (aliases included).
+bool isPipelinePassName(llvm::StringRef name);
+
+/// Adds the pipeline's passes (all but the initial verify) to `pm`.
+/// Fails, adding nothing, if `disabled` holds an unknown name; `error` then
+/// says which one and lists the valid names.
+mlir::LogicalResult buildDefaultPipeline(mlir::OpPassManager &pm,
+                                         const std::set<std::string> &disabled,
+                                         std::string *error = nullptr);
+
+/// Verifies `module`, runs the pipeline on it, and, if `report` is given,
+/// fills it from the optimized module. Errors (an unknown pass name, IR that
+/// does not verify, a pass failure) are emitted as diagnostics on the
+/// module's context and give failure.
+mlir::LogicalResult runDefaultPipeline(mlir::ModuleOp module,
+                                       const PipelineOptions &options,
+                                       FusionReport *report = nullptr);
+
+} // namespace tfc
+
+#endif // TFC_PASSES_PIPELINE_H

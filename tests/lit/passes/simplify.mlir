@@ -1,0 +1,67 @@
+// tfc-simplify: canonicalization plus the rewrites that put the graph into
+// the form the fusion passes match.
+// RUN: tfc-opt %s --tfc-simplify -split-input-file | FileCheck %s
+
+// x @ transpose(w) -> matmul {transpose_b} (GPT-2's tied LM head).
+// CHECK-LABEL: func.func @matmul_transposed_weight
+// CHECK-NEXT: %[[W:.*]] = tfc.param "wte.weight"
+// CHECK-NEXT: %[[Y:.*]] = tfc.matmul %arg0, %[[W]] {transpose_b = true} : (tensor<?x?x64xf32>, tensor<512x64xf32>) -> tensor<?x?x512xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @matmul_transposed_weight(%x: tensor<?x?x64xf32>) -> tensor<?x?x512xf32> {
+  %w = tfc.param "wte.weight" : tensor<512x64xf32>
+  %t = tfc.transpose %w {perm = array<i64: 1, 0>} : tensor<512x64xf32> -> tensor<64x512xf32>
+  %y = tfc.matmul %x, %t : (tensor<?x?x64xf32>, tensor<64x512xf32>) -> tensor<?x?x512xf32>
+  return %y : tensor<?x?x512xf32>
+}
+
+// -----
+
+// q @ transpose(k, -2, -1) after the folder composed K's head split with
+// K^T: transpose_b on K in [batch, heads, seq, dim] layout. The head split
+// of V (last two axes in order) is left alone.
+// CHECK-LABEL: func.func @scores
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x4x?x16xf32>, %[[KR:.*]]: tensor<?x?x4x16xf32>, %[[P:.*]]: tensor<?x4x?x?xf32>, %[[VR:.*]]: tensor<?x?x4x16xf32>)
+// CHECK-NEXT: %[[K:.*]] = tfc.transpose %[[KR]] {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+// CHECK-NEXT: %[[S:.*]] = tfc.matmul %[[Q]], %[[K]] {transpose_b = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+// CHECK-NEXT: %[[V:.*]] = tfc.transpose %[[VR]] {perm = array<i64: 0, 2, 1, 3>}
+// CHECK-NEXT: %[[O:.*]] = tfc.matmul %[[P]], %[[V]] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+func.func @scores(%q: tensor<?x4x?x16xf32>, %kr: tensor<?x?x4x16xf32>, %p: tensor<?x4x?x?xf32>, %vr: tensor<?x?x4x16xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) {
+  %kt = tfc.transpose %kr {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %s = tfc.matmul %q, %kt : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %v = tfc.transpose %vr {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %o = tfc.matmul %p, %v : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  return %s, %o : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// masked_fill(s, not keep, v) = where(not keep, v, s) -> where(keep, s, v).
+// CHECK-LABEL: func.func @where_of_not
+// CHECK-NEXT: %[[F:.*]] = tfc.constant dense<-1.000000e+09>
+// CHECK-NEXT: %[[W:.*]] = tfc.where %arg0, %arg1, %[[F]] : (tensor<?x1x1x?xi1>, tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+// CHECK-NEXT: return %[[W]]
+func.func @where_of_not(%keep: tensor<?x1x1x?xi1>, %s: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  %n = tfc.not %keep : tensor<?x1x1x?xi1>
+  %f = tfc.constant dense<-1.0e9> : tensor<f32>
+  %w = tfc.where %n, %f, %s : (tensor<?x1x1x?xi1>, tensor<f32>, tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %w : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// Adjacent slices of one tensor, concatenated: the tensor itself, or one
+// slice.
+// CHECK-LABEL: func.func @concat_of_slices
+// CHECK-SAME: (%[[W:.*]]: tensor<96x32xf32>)
+// CHECK-NEXT: %[[S:.*]] = tfc.slice %[[W]] {axis = 0 : i64, end = 64 : i64, start = 32 : i64} : tensor<96x32xf32> -> tensor<32x32xf32>
+// CHECK-NEXT: %[[P:.*]] = tfc.slice %[[W]] {axis = 0 : i64, end = 96 : i64, start = 32 : i64} : tensor<96x32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT: %[[C:.*]] = tfc.concat %[[P]], %[[S]] {axis = 0 : i64}
+// CHECK-NEXT: return %[[W]], %[[C]]
+func.func @concat_of_slices(%w: tensor<96x32xf32>) -> (tensor<96x32xf32>, tensor<96x32xf32>) {
+  %a = tfc.slice %w {axis = 0 : i64, start = 0 : i64, end = 32 : i64} : tensor<96x32xf32> -> tensor<32x32xf32>
+  %b = tfc.slice %w {axis = 0 : i64, start = 32 : i64, end = 64 : i64} : tensor<96x32xf32> -> tensor<32x32xf32>
+  %c = tfc.slice %w {axis = 0 : i64, start = 64 : i64, end = 96 : i64} : tensor<96x32xf32> -> tensor<32x32xf32>
+  %all = tfc.concat %a, %b, %c {axis = 0 : i64} : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<96x32xf32>
+  %mixed = tfc.concat %b, %c, %b {axis = 0 : i64} : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<96x32xf32>
+  return %all, %mixed : tensor<96x32xf32>, tensor<96x32xf32>
+}
