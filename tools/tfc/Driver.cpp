@@ -3,6 +3,7 @@
 #include "tools/tfc/Driver.h"
 
 #include "ir/TfcDialect.h"
+#include "passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,6 +21,44 @@ void driver::addModelOptions(CLI::App &command, ModelOptions &options) {
   command.add_option("--set", options.sets,
                      "Override a config value, e.g. --set layers=2 "
                      "(repeatable)");
+}
+
+void driver::addPipelineOptions(CLI::App &command, ModelOptions &options) {
+  std::string names;
+  for (llvm::StringRef name : defaultPipelinePassNames())
+    names += (names.empty() ? "" : ", ") + name.str();
+  command.add_option("--disable-pass", options.disabledPasses,
+                     "Skip one pass of the pipeline (repeatable): " + names);
+  command.add_flag("--print-ir-after-all", options.printIRAfterAll,
+                   "Print the IR after every pass (to stderr)");
+  command.add_flag("--no-fusion", options.noFusion,
+                   "Run no optimization passes (primitive ops only)");
+}
+
+bool driver::optimize(Session &session, const ModelOptions &options,
+                      FusionReport *report) {
+  for (const std::string &name : options.disabledPasses) {
+    if (!isPipelinePassName(name)) {
+      std::string names;
+      for (llvm::StringRef known : defaultPipelinePassNames())
+        names += (names.empty() ? "" : ", ") + known.str();
+      llvm::errs() << "error: --disable-pass: unknown pass '" << name
+                   << "' (passes: " << names << ")\n";
+      return false;
+    }
+  }
+  if (options.noFusion)
+    return true;
+  PipelineOptions pipeline;
+  pipeline.disabled.insert(options.disabledPasses.begin(),
+                           options.disabledPasses.end());
+  pipeline.printIRAfterAll = options.printIRAfterAll;
+  if (mlir::failed(
+          runDefaultPipeline(*session.model.module, pipeline, report))) {
+    llvm::errs() << "error: the optimization pipeline failed\n";
+    return false;
+  }
+  return true;
 }
 
 std::unique_ptr<mlir::MLIRContext> driver::makeContext() {

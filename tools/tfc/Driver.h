@@ -11,6 +11,7 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Elaborator.h"
 #include "frontend/ModelLoader.h"
+#include "passes/FusionReport.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -29,9 +30,15 @@ namespace tfc::driver {
 struct ModelOptions {
   std::string path;
   std::vector<std::string> sets; // "key=value"
+  /// Pass pipeline (DESIGN §5) controls.
+  std::vector<std::string> disabledPasses;
+  bool printIRAfterAll = false;
+  bool noFusion = false;
 };
 
 void addModelOptions(CLI::App &command, ModelOptions &options);
+/// Adds --disable-pass, --print-ir-after-all and --no-fusion.
+void addPipelineOptions(CLI::App &command, ModelOptions &options);
 
 /// A model read from disk: sources, diagnostics and (if asked) its IR.
 struct Session {
@@ -51,6 +58,11 @@ std::unique_ptr<mlir::MLIRContext> makeContext();
 std::unique_ptr<Session>
 openModel(const ModelOptions &options, mlir::MLIRContext &context,
           bool elaborateIR, const std::map<std::string, int64_t> &dimValues = {});
+
+/// Runs the default pass pipeline (fusion) on the session's module, as
+/// `options` configure it; fills `report` when given. Prints errors.
+bool optimize(Session &session, const ModelOptions &options,
+              FusionReport *report = nullptr);
 
 /// "124,439,808"
 std::string withThousands(double value);

@@ -1,19 +1,33 @@
 //===- DumpCommand.cpp - tfc dump: print any stage of the pipeline --------===//
 //
 // --emit=ast prints the parsed tree, --emit=ir the elaborated tfc dialect
-// (verified). Later stages (fused IR, Halide, lowered statements) plug in
-// here as they exist.
+// (verified), --emit=ir-fused the IR after the optimization passes
+// (--fusion-report adds what fused per layer). The kernel stages, which also
+// run the passes, print one section per distinct kernel of the model's Plan
+// (layers share kernels), headed by its name, signature and the number of
+// steps that call it:
+//   --emit=halide     the Halide pipeline: Funcs, schedules, loop nest
+//   --emit=stmt       Halide's lowered statement (what .stmt files show)
+//   --emit=stmt-html  Halide's HTML statement view, a file per kernel in -o
+//   --emit=c          the C++ source Halide's C backend writes (tfc emit)
+// --target picks the schedules (host or cuda); --kernel narrows to one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/Driver.h"
 
+#include "codegen/AotDump.h"
+#include "codegen/KernelBuilder.h"
+#include "codegen/PlanBuilder.h"
 #include "frontend/ASTPrinter.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,9 +42,130 @@ struct DumpOptions {
   ModelOptions model;
   std::string emit = "ir";
   std::string output = "-";
+  std::string target = "host";
+  std::string kernel;
   bool locations = false;
   bool includePrelude = false;
+  bool fusionReport = false;
 };
+
+bool isKernelStage(const std::string &emit) {
+  return emit == "halide" || emit == "stmt" || emit == "stmt-html" ||
+         emit == "c";
+}
+
+/// Halide's C backend writes to a file only; read it back.
+llvm::Expected<std::string> kernelSource(const codegen::Kernel &kernel,
+                                         const Halide::Target &target) {
+  llvm::SmallString<128> path;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("tfc-" + kernel.name, "cpp", path))
+    return llvm::createStringError(ec, "cannot create a temporary file");
+  auto cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove(path); });
+  if (llvm::Error err = codegen::compileToFiles(
+          kernel, target.with_feature(Halide::Target::NoRuntime),
+          {{Halide::OutputFileType::c_source, std::string(path)}}))
+    return std::move(err);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(),
+                                   "cannot read Halide's C output");
+  return (*buffer)->getBuffer().str();
+}
+
+/// One section per kernel; stmt-html writes files instead.
+int dumpKernels(const DumpOptions &options, Session &session,
+                llvm::raw_ostream &os) {
+  llvm::Expected<BuiltPlan> built =
+      buildPlan(*session.model.module, codegen::kernelSignature);
+  if (!built) {
+    llvm::errs() << "error: " << llvm::toString(built.takeError()) << "\n";
+    return 1;
+  }
+  const rt::Plan &plan = built->plan;
+  Halide::Target target =
+      options.target == "cuda" ? codegen::cudaTarget() : codegen::hostTarget();
+
+  bool html = options.emit == "stmt-html";
+  if (html) {
+    if (options.output == "-") {
+      llvm::errs() << "error: --emit=stmt-html writes one file per kernel: "
+                      "give the folder with -o DIR\n";
+      return 1;
+    }
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.output)) {
+      llvm::errs() << "error: cannot create '" << options.output
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+  }
+
+  // How often each kernel runs, per entry: the first thing to know when
+  // deciding which schedule matters.
+  std::vector<std::map<std::string, size_t>> uses(plan.kernels.size());
+  for (const rt::PlanEntry &entry : plan.entries)
+    for (const rt::PlanStep &step : entry.steps)
+      ++uses[static_cast<size_t>(step.kernel)][entry.name];
+
+  bool found = options.kernel.empty();
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const rt::PlanKernel &info = plan.kernels[i];
+    if (!options.kernel.empty() && info.name != options.kernel)
+      continue;
+    found = true;
+    // "tfc_" + name: the Funcs are then named after the plan kernel.
+    llvm::Expected<codegen::Kernel> kernel =
+        codegen::buildKernel(built->kernelOps[i], target, "tfc_" + info.name);
+    if (!kernel) {
+      llvm::errs() << "error: kernel " << info.name << ": "
+                   << llvm::toString(kernel.takeError()) << "\n";
+      return 1;
+    }
+    if (html) {
+      std::string path = options.output + "/" + info.name + ".stmt.html";
+      if (llvm::Error err = codegen::compileToFiles(
+              *kernel, target.with_feature(Halide::Target::NoRuntime),
+              {{Halide::OutputFileType::stmt_html, path}})) {
+        llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+        return 1;
+      }
+      os << "wrote " << path << "  (" << info.signature << ")\n";
+      continue;
+    }
+
+    os << "// ===== kernel " << info.name << ": " << info.signature << "\n"
+       << "// used by";
+    for (const auto &[entry, count] : uses[i])
+      os << " " << count << " step" << (count == 1 ? "" : "s") << " of "
+         << entry;
+    if (uses[i].empty())
+      os << " no step";
+    os << "; target " << target.to_string() << "\n";
+    llvm::Expected<std::string> text =
+        options.emit == "halide" ? codegen::describePipeline(*kernel)
+        : options.emit == "stmt"
+            ? codegen::loweredStmt(
+                  *kernel, target.with_feature(Halide::Target::NoRuntime))
+            : kernelSource(*kernel, target);
+    if (!text) {
+      llvm::errs() << "error: kernel " << info.name << ": "
+                   << llvm::toString(text.takeError()) << "\n";
+      return 1;
+    }
+    os << *text << "\n";
+  }
+  if (!found) {
+    llvm::errs() << "error: the model has no kernel '" << options.kernel
+                 << "'; its kernels are:";
+    for (const rt::PlanKernel &kernel : plan.kernels)
+      llvm::errs() << " " << kernel.name;
+    llvm::errs() << "\n";
+    return 1;
+  }
+  return 0;
+}
 
 int runDump(const DumpOptions &options) {
   auto context = makeContext();
@@ -38,6 +173,27 @@ int runDump(const DumpOptions &options) {
   auto session = openModel(options.model, *context, needIR);
   if (!session)
     return 1;
+  // ir is what the frontend produced (the passes' lit tests start from it);
+  // every later stage is after the pass pipeline, as tfc run compiles it.
+  FusionReport report;
+  bool optimized = options.emit == "ir-fused" || isKernelStage(options.emit);
+  if (optimized && !optimize(*session, options.model,
+                             options.fusionReport ? &report : nullptr))
+    return 1;
+  if (options.fusionReport && !optimized) {
+    llvm::errs() << "error: --fusion-report needs --emit=ir-fused or a "
+                    "kernel stage (the passes do not run for --emit="
+                 << options.emit << ")\n";
+    return 1;
+  }
+
+  if (options.emit == "stmt-html") {
+    if (int rc = dumpKernels(options, *session, llvm::outs()))
+      return rc;
+    if (options.fusionReport)
+      report.print(llvm::outs());
+    return 0;
+  }
 
   std::error_code error;
   llvm::ToolOutputFile out(options.output, error, llvm::sys::fs::OF_Text);
@@ -48,9 +204,12 @@ int runDump(const DumpOptions &options) {
   }
   if (options.emit == "ast") {
     // The prelude is module 0; show it only when asked.
-    for (size_t i = options.includePrelude ? 0 : 1;
-         i < session->modules.size(); ++i)
+    for (size_t i = options.includePrelude ? 0 : 1; i < session->modules.size();
+         ++i)
       printAST(*session->modules[i], out.os());
+  } else if (isKernelStage(options.emit)) {
+    if (int rc = dumpKernels(options, *session, out.os()))
+      return rc;
   } else {
     mlir::OpPrintingFlags flags;
     if (options.locations)
@@ -59,6 +218,8 @@ int runDump(const DumpOptions &options) {
     session->model.module->print(out.os(), flags);
     out.os() << "\n";
   }
+  if (options.fusionReport)
+    report.print(out.os());
   out.keep();
   return 0;
 }
@@ -68,16 +229,36 @@ int runDump(const DumpOptions &options) {
 CommandRunner driver::registerDumpCommand(CLI::App &app) {
   auto options = std::make_shared<DumpOptions>();
   CLI::App *command = app.add_subcommand(
-      "dump", "Print a stage of the compiler: the AST or the tfc IR");
+      "dump", "Print a stage of the compiler: the AST, the tfc IR (before or "
+              "after fusion), or per kernel the Halide pipeline, lowered "
+              "statement or C source");
   addModelOptions(*command, options->model);
+  addPipelineOptions(*command, options->model);
   command
       ->add_option("--emit", options->emit,
                    "What to print: ast (parsed model), ir (elaborated tfc "
-                   "dialect, verified)")
-      ->check(CLI::IsMember({"ast", "ir"}))
+                   "dialect, verified), ir-fused (after the optimization "
+                   "passes), halide (each kernel's Funcs, "
+                   "schedule and loop nest), stmt (Halide's lowered "
+                   "statement), stmt-html (HTML statement files, to -o DIR), "
+                   "c (Halide's C++ output)")
+      ->check(CLI::IsMember(
+          {"ast", "ir", "ir-fused", "halide", "stmt", "stmt-html", "c"}))
       ->default_val("ir");
   command->add_option("-o,--output", options->output,
-                      "Write to this file instead of stdout");
+                      "Write to this file instead of stdout (a folder for "
+                      "--emit=stmt-html)");
+  command
+      ->add_option("--target", options->target,
+                   "Schedules of the kernel stages: host or cuda")
+      ->check(CLI::IsMember({"host", "cuda"}))
+      ->default_val("host");
+  command->add_option("--kernel", options->kernel,
+                      "With a kernel stage, only this kernel (e.g. "
+                      "k3_matmul)");
+  command->add_flag("--fusion-report", options->fusionReport,
+                    "After the output, list per layer what fused and, for "
+                    "what did not, the op that blocked it");
   command->add_flag("--locations", options->locations,
                     "Print each op's .tfm source location");
   command->add_flag("--prelude", options->includePrelude,

@@ -1,0 +1,220 @@
+//===- AotDump.cpp - Readable Halide pipelines for tfc dump ---------------===//
+//
+// Printed from Halide's own data structures (Function definitions, stage
+// schedules, the loop nest) rather than from what the builders meant to do,
+// so the dump shows what Halide will actually compile. Compiled with
+// exceptions like the rest of codegen/; Halide calls run inside
+// withHalideErrors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/AotDump.h"
+
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace Halide::Internal {
+// Exported by libHalide14 (Pipeline::print_loop_nest prints it to stderr)
+// but not declared in Halide.h; the text is wanted on our stream.
+std::string print_loop_nest(const std::vector<Function> &outputs);
+} // namespace Halide::Internal
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace tfc::codegen {
+
+namespace {
+
+std::string typeName(const Type &type) {
+  std::ostringstream os;
+  os << type;
+  return os.str();
+}
+
+std::string bufferArgument(const std::string &name, const Type &type,
+                           int dimensions) {
+  return name + ": " + typeName(type) + "[" + std::to_string(dimensions) +
+         "-d]";
+}
+
+/// Funcs called by `root`, callees before callers, `root` last: the order
+/// in which a reader wants to meet them.
+std::vector<Function> callOrder(const Function &root) {
+  std::vector<Function> order;
+  std::set<std::string> visited;
+  std::function<void(const Function &)> visit = [&](const Function &f) {
+    if (!visited.insert(f.name()).second)
+      return;
+    for (const auto &[name, callee] : find_direct_calls(f))
+      visit(callee);
+    order.push_back(f);
+  };
+  visit(root);
+  return order;
+}
+
+std::string tailName(TailStrategy tail) {
+  std::ostringstream os;
+  os << tail;
+  return os.str();
+}
+
+void printValues(std::ostream &os, const std::vector<Expr> &values) {
+  if (values.size() == 1) {
+    os << values[0];
+    return;
+  }
+  os << "{";
+  for (size_t i = 0; i < values.size(); ++i)
+    os << (i ? ", " : "") << values[i];
+  os << "}";
+}
+
+void printDefinition(std::ostream &os, const std::string &name,
+                     const Definition &def) {
+  os << name << "(";
+  for (size_t i = 0; i < def.args().size(); ++i)
+    os << (i ? ", " : "") << def.args()[i];
+  os << ") = ";
+  printValues(os, def.values());
+  const std::vector<ReductionVariable> &rvars = def.schedule().rvars();
+  if (!rvars.empty()) {
+    os << "  where ";
+    for (size_t i = 0; i < rvars.size(); ++i)
+      os << (i ? ", " : "") << rvars[i].var << " in [" << rvars[i].min << ", "
+         << rvars[i].min << " + " << rvars[i].extent << ")";
+  }
+  if (def.predicate().defined() && !is_const_one(def.predicate()))
+    os << "  if " << def.predicate();
+  os << "\n";
+}
+
+/// "split x into x.x, x.v1 by 16; loops y:parallel x.x x.v1:vectorized".
+void printStageSchedule(std::ostream &os, const StageSchedule &schedule) {
+  std::vector<std::string> splits;
+  for (const Split &split : schedule.splits()) {
+    std::ostringstream s;
+    if (split.is_split())
+      s << "split " << split.old_var << " into " << split.outer << ", "
+        << split.inner << " by " << split.factor
+        << (split.tail == TailStrategy::Auto
+                ? std::string()
+                : " (" + tailName(split.tail) + ")");
+    else if (split.is_fuse())
+      s << "fuse " << split.outer << ", " << split.inner << " into "
+        << split.old_var;
+    else if (split.is_rename())
+      s << "rename " << split.old_var << " to " << split.outer;
+    else
+      s << "purify " << split.old_var << " as " << split.outer;
+    splits.push_back(s.str());
+  }
+  if (!splits.empty()) {
+    os << "    ";
+    for (size_t i = 0; i < splits.size(); ++i)
+      os << (i ? "; " : "") << splits[i];
+    os << "\n";
+  }
+  // dims() lists loops innermost first and ends with Halide's synthetic
+  // __outermost loop; readers expect outermost first.
+  std::vector<std::string> loops;
+  for (const Dim &dim : schedule.dims()) {
+    if (dim.var == Var::outermost().name())
+      continue;
+    std::ostringstream s;
+    s << dim.var;
+    if (dim.for_type != ForType::Serial)
+      s << ":" << dim.for_type;
+    if (dim.device_api != DeviceAPI::None && dim.device_api != DeviceAPI::Host)
+      s << "@" << dim.device_api;
+    loops.push_back(s.str());
+  }
+  if (!loops.empty()) {
+    os << "    loops";
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+      os << " " << *it;
+    os << "\n";
+  }
+}
+
+void printFunction(std::ostream &os, const Function &f, bool isOutput) {
+  os << "func " << f.name() << (isOutput ? "  (output)" : "") << "\n";
+  os << "  ";
+  printDefinition(os, f.name(), f.definition());
+  for (size_t i = 0; i < f.updates().size(); ++i) {
+    os << "  update " << i << ": ";
+    printDefinition(os, f.name(), f.updates()[i]);
+  }
+
+  // LoopLevels can only be inspected once locked (lowering locks them too;
+  // the schedule is final by now).
+  LoopLevel compute = f.schedule().compute_level();
+  LoopLevel store = f.schedule().store_level();
+  compute.lock();
+  store.lock();
+  os << "  schedule: ";
+  if (isOutput)
+    os << "output";
+  else if (compute.is_inlined())
+    os << "inlined";
+  else if (compute.is_root())
+    os << "compute_root";
+  else
+    os << "compute_at " << compute.to_string();
+  if (!isOutput && !compute.is_inlined() && !store.is_inlined() &&
+      store.to_string() != compute.to_string())
+    os << ", store_at " << (store.is_root() ? "root" : store.to_string());
+  os << "\n";
+  if (isOutput || !compute.is_inlined()) {
+    os << "    stage 0:\n";
+    printStageSchedule(os, f.definition().schedule());
+    for (size_t i = 0; i < f.updates().size(); ++i) {
+      os << "    update " << i << ":\n";
+      printStageSchedule(os, f.updates()[i].schedule());
+    }
+  }
+}
+
+} // namespace
+
+std::string describeArguments(const Kernel &kernel) {
+  std::string text;
+  for (size_t i = 0; i < kernel.arguments.size(); ++i) {
+    const Argument &arg = kernel.arguments[i];
+    text += (i ? ", " : "");
+    if (arg.is_buffer())
+      text += bufferArgument(arg.name, arg.type, arg.dimensions);
+    else
+      text += arg.name + ": " + typeName(arg.type);
+  }
+  if (kernel.output.defined())
+    text += " -> " + bufferArgument(kernel.output.name(),
+                                    kernel.output.output_types()[0],
+                                    kernel.output.dimensions());
+  return text;
+}
+
+llvm::Expected<std::string> describePipeline(const Kernel &kernel) {
+  installHalideErrorHandlers();
+  std::string text;
+  if (llvm::Error err = withHalideErrors([&] {
+        std::ostringstream os;
+        os << "arguments: " << describeArguments(kernel) << "\n";
+        Function output = kernel.output.function();
+        for (const Function &f : callOrder(output))
+          printFunction(os, f, f.name() == output.name());
+        os << "loop nest:\n";
+        std::istringstream nest(print_loop_nest({output}));
+        for (std::string line; std::getline(nest, line);)
+          os << "  " << line << "\n";
+        text = os.str();
+      }))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   kernel.name + ": " +
+                                       llvm::toString(std::move(err)));
+  return text;
+}
+
+} // namespace tfc::codegen

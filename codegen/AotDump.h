@@ -1,0 +1,31 @@
+//===- AotDump.h - Readable Halide pipelines for tfc dump -------*- C++ -*-===//
+//
+// `tfc dump --emit=halide` shows, per kernel, what codegen built: the
+// kernel's arguments, every Func's definitions (pure and update, with their
+// reduction domains) and schedule (compute level, splits, loop kinds), and
+// the loop nest Halide derives from them. It is the level between the fused
+// IR and the lowered statement (`--emit=stmt`), where a schedule is judged.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_AOTDUMP_H
+#define TFC_CODEGEN_AOTDUMP_H
+
+#include "codegen/KernelBuilder.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace tfc::codegen {
+
+/// The kernel's arguments, Funcs (callees first) with their schedules, and
+/// its loop nest, as text. Never throws: Halide errors become llvm::Error.
+llvm::Expected<std::string> describePipeline(const Kernel &kernel);
+
+/// "in0: float32[3], in1: float32[2] -> matmul_3: float32[3]".
+std::string describeArguments(const Kernel &kernel);
+
+} // namespace tfc::codegen
+
+#endif // TFC_CODEGEN_AOTDUMP_H
