@@ -147,6 +147,7 @@ CommandRunner driver::registerCheckCommand(CLI::App &app) {
       "check", "Run an entry on reference inputs and compare its outputs "
                "with reference tensors");
   addModelOptions(*command, options->model);
+  addPipelineOptions(*command, options->model);
   addWeightOptions(*command, options->weights);
   command
       ->add_option("--reference", options->reference,

@@ -46,7 +46,7 @@ driver::compileModel(const ModelOptions &options) {
   CompiledModel model;
   model.context = makeContext();
   model.session = openModel(options, *model.context, /*elaborateIR=*/true);
-  if (!model.session)
+  if (!model.session || !optimize(*model.session, options))
     return std::nullopt;
 
   llvm::Expected<BuiltPlan> built =

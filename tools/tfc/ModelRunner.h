@@ -54,8 +54,9 @@ public:
   const rt::PlanEntry *entry(const std::string &name) const;
 };
 
-/// Elaborates, plans and JIT-compiles. Prints errors to stderr and returns
-/// nullopt on failure.
+/// Elaborates, runs the optimization pipeline (unless options disable it),
+/// plans and JIT-compiles. Prints errors to stderr and returns nullopt on
+/// failure.
 std::optional<CompiledModel> compileModel(const ModelOptions &options);
 
 /// Binds or draws the weights of `plan`. Warnings (unused checkpoint

@@ -165,6 +165,7 @@ CommandRunner driver::registerRunCommand(CLI::App &app) {
   CLI::App *command = app.add_subcommand(
       "run", "Compile a model in process (Halide JIT) and run one entry");
   addModelOptions(*command, options->model);
+  addPipelineOptions(*command, options->model);
   addWeightOptions(*command, options->weights);
   command->add_option("--entry", options->entry,
                       "Entry point to run (default: the first one)");
