@@ -38,8 +38,9 @@ fuzz: deps
 test: test-lit test-unit fuzz
 
 demo: build
-	$(TFC) info examples/gpt2/gpt2-small.tfm
-	$(TFC) dump --emit=ir examples/tiny/gpt2-tiny.tfm | head -n 40
+	$(TFC) info examples/gpt2/gpt2-small.tfm --batch 1 --seq 128
+	$(TFC) dump --emit=ir-fused --fusion-report examples/gpt2/gpt2-small.tfm -o $(BUILD)/gpt2-small.fused.mlir
+	$(TFC) run examples/gpt2/gpt2-small.tfm --random-weights --seed 1 --ids 464,3139,286,4881,318
 
 clean:
 	rm -rf $(BUILD) build-fuzz
