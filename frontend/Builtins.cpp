@@ -15,6 +15,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/Casting.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace tfc;
@@ -56,6 +57,13 @@ ElaboratorImpl::createOp(llvm::StringRef name, mlir::ValueRange operands,
                          mlir::Type resultType,
                          llvm::ArrayRef<mlir::NamedAttribute> attributes,
                          SourceLoc at) {
+  if (!builder.getInsertionBlock()) {
+    // Config values, dim bounds and input types are evaluated outside any
+    // function: an op built there would be detached (and leaked).
+    diags.error(at, "tensor operations are only allowed in the body of an "
+                    "entry and in the blocks it calls");
+    return std::nullopt;
+  }
   if (++numOps > ElaborationLimits::maxOps) {
     step(at); // reports the limit once
     return std::nullopt;
@@ -71,24 +79,65 @@ ElaboratorImpl::createOp(llvm::StringRef name, mlir::ValueRange operands,
   return op->getResult(0);
 }
 
+bool ElaboratorImpl::checkShape(const std::string &dtype,
+                                const SymShape &shape, SourceLoc at,
+                                const std::string &what) {
+  constexpr int64_t limit = ElaborationLimits::maxDimSize;
+  int64_t elements = 1;
+  for (const SymDim &dim : shape) {
+    bool ok;
+    if (dim.isStatic()) {
+      ok = dim.constant > 0 && dim.constant <= limit &&
+           !__builtin_mul_overflow(elements, dim.constant, &elements) &&
+           elements <= ElaborationLimits::maxElements;
+      if (ok)
+        continue;
+      if (dim.constant > 0 && dim.constant <= limit) {
+        diags.error(at, what + " would have more than 2^40 elements: " +
+                            shapeToString(dtype, shape));
+        return false;
+      }
+    } else {
+      // Sizes known at run time (`past + seq`): keep the coefficients small
+      // enough that adding and multiplying them cannot overflow.
+      ok = dim.constant >= -limit && dim.constant <= limit;
+      for (const auto &[name, coeff] : dim.terms)
+        ok = ok && coeff >= -limit && coeff <= limit;
+    }
+    if (!ok) {
+      diags.error(at, what + " would have dimension " + dim.str() + " in " +
+                          shapeToString(dtype, shape) +
+                          (dim.isStatic()
+                               ? " (dimensions are 1 .. 2^40)"
+                               : " (the numbers in a symbolic dimension are "
+                                 "at most 2^40)"));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ElaboratorImpl::chargeConstant(int64_t elements, SourceLoc at) {
+  constantElements += elements;
+  if (constantElements <= ElaborationLimits::maxConstantElements)
+    return true;
+  diags.error(at, "the model's constants have more than 2^26 elements in "
+                  "total");
+  return false;
+}
+
 std::optional<TensorValue> ElaboratorImpl::makeTensor(
     llvm::StringRef opName, mlir::ValueRange operands,
     const std::string &dtype, const SymShape &shape,
     llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at,
     std::string description) {
-  for (const SymDim &dim : shape) {
-    if (dim.isStatic() && (dim.constant <= 0 ||
-                           dim.constant > ElaborationLimits::maxDimSize)) {
-      diags.error(at, "result of " + description + " would have dimension " +
-                          dim.str() + " in " + shapeToString(dtype, shape));
-      return std::nullopt;
-    }
-  }
   if (shape.size() > ElaborationLimits::maxRank) {
-    diags.error(at, "result of " + description + " would have rank " +
+    diags.error(at, description + " would have rank " +
                         std::to_string(shape.size()) + " (at most 8)");
     return std::nullopt;
   }
+  if (!checkShape(dtype, shape, at, description))
+    return std::nullopt;
   std::optional<mlir::Value> value =
       createOp(opName, operands, tensorType(dtype, shape), attributes, at);
   if (!value)
@@ -112,6 +161,11 @@ ElaboratorImpl::scalarConstant(const Value &number, const std::string &dtype,
     if (!number.is(Value::Kind::Int)) {
       diags.error(at, "expected an int to combine with an " + dtype +
                           " tensor, got " + number.describe());
+      return std::nullopt;
+    }
+    if (dtype == "i32" && (number.getInt() < INT32_MIN ||
+                           number.getInt() > INT32_MAX)) {
+      diags.error(at, number.str() + " does not fit in an i32 tensor");
       return std::nullopt;
     }
     attr = mlir::DenseElementsAttr::get(
@@ -421,10 +475,10 @@ MaybeValue ElaboratorImpl::reshape(const TensorValue &x, const SymShape &shape,
   std::vector<SymDim> inSym, outSym;
   int64_t inProduct = 1, outProduct = 1;
   for (const SymDim &d : x.shape) {
-    if (d.isStatic())
-      inProduct *= d.constant;
-    else
+    if (!d.isStatic())
       inSym.push_back(d);
+    else if (__builtin_mul_overflow(inProduct, d.constant, &inProduct))
+      inProduct = -1; // cannot happen: checkShape bounds every tensor
   }
   std::vector<int64_t> attr;
   for (const SymDim &d : shape) {
@@ -517,6 +571,9 @@ MaybeValue ElaboratorImpl::concat(const std::vector<TensorValue> &parts,
       noteOrigin(part);
       return std::nullopt;
     }
+    // Each part's dims are at most 2^40 (checkShape), and there are fewer
+    // than 2^23 parts (the op limit): the sums cannot overflow, and
+    // makeTensor checks them against the limits.
     SymDim &total = shape[*axis];
     total.constant += part.shape[*axis].constant;
     for (const auto &[name, coeff] : part.shape[*axis].terms)
@@ -701,7 +758,13 @@ MaybeValue ElaboratorImpl::indexTensor(const TensorValue &x,
       if (!i)
         return std::nullopt;
       start = *i;
-      end = *i + 1;
+      if (__builtin_add_overflow(*i, int64_t(1), &end)) {
+        diags.error(sub.loc, "index " + std::to_string(*i) +
+                                 " is out of range for axis " +
+                                 std::to_string(axis) + " of " +
+                                 shapeToString(x.dtype, x.shape));
+        return std::nullopt;
+      }
       drop[axis] = true;
     }
     // A symbolic axis can be sliced with static bounds (`h[:, 0]` takes the
@@ -1101,6 +1164,13 @@ MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
       const TensorValue *p = tensorArg((*args)[i], specs[i].name.c_str());
       if (!p)
         return std::nullopt;
+      if (!isFloat(p->dtype)) {
+        diags.error(at, "`" + f + "`: " + specs[i].name +
+                            " must be an f32 tensor, got " +
+                            shapeToString(p->dtype, p->shape));
+        noteOrigin(*p);
+        return std::nullopt;
+      }
       if (p->shape.size() != 1 || p->shape[0] != x->shape.back()) {
         diags.error(at, "`" + f + "`: " + specs[i].name + " is " +
                             shapeToString(p->dtype, p->shape) +
@@ -1114,8 +1184,10 @@ MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
       operands.push_back(p->value);
     }
     const Value &eps = (*args)[ln ? 3 : 2];
-    if (!eps.isNumber() || eps.asDouble() < 0) {
-      diags.error(at, "eps must be a non-negative number, got " + eps.str());
+    if (!eps.isNumber() || !std::isfinite(eps.asDouble()) ||
+        eps.asDouble() < 0) {
+      diags.error(at, "eps must be a finite non-negative number, got " +
+                          eps.str());
       return std::nullopt;
     }
     std::optional<TensorValue> result = makeTensor(
@@ -1198,16 +1270,28 @@ MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
         diags.error(at, "`positions` length must be in 1..2^24");
         return std::nullopt;
       }
-      std::vector<int32_t> iota(nDim->constant);
-      std::iota(iota.begin(), iota.end(), 0);
-      auto type = tensorType("i32", shape);
-      std::optional<TensorValue> base = makeTensor(
-          "tfc.constant", {}, "i32", shape,
-          {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
-                                       type, llvm::ArrayRef<int32_t>(iota)))},
-          at, "`positions`");
-      if (!base)
-        return std::nullopt;
+      std::optional<TensorValue> base;
+      auto key = std::make_tuple(0, nDim->constant, int64_t(0));
+      if (auto cached = constantCache.find(key);
+          cached != constantCache.end()) {
+        base = cached->second;
+        base->origin = at;
+      } else {
+        if (!chargeConstant(nDim->constant, at))
+          return std::nullopt;
+        std::vector<int32_t> iota(nDim->constant);
+        std::iota(iota.begin(), iota.end(), 0);
+        auto type = tensorType("i32", shape);
+        base = makeTensor(
+            "tfc.constant", {}, "i32", shape,
+            {b.getNamedAttr("value",
+                            mlir::DenseElementsAttr::get(
+                                type, llvm::ArrayRef<int32_t>(iota)))},
+            at, "`positions`");
+        if (!base)
+          return std::nullopt;
+        constantCache[key] = *base;
+      }
       if (offDim->isStatic() && offDim->constant == 0)
         return Value::ofTensor(*base);
       if (offDim->isStatic())
@@ -1254,12 +1338,24 @@ MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
     }
     SymShape shape = {*q, *k};
     if (q->isStatic() && k->isStatic()) {
+      int64_t size = 0;
       if (q->constant <= 0 || k->constant <= 0 ||
-          q->constant * k->constant > (1 << 24)) {
+          __builtin_mul_overflow(q->constant, k->constant, &size) ||
+          size > (1 << 24)) {
         diags.error(at, "`causal_mask` of static size needs 1 <= q*k <= 2^24");
         return std::nullopt;
       }
+      auto key = std::make_tuple(1, q->constant, k->constant);
+      if (auto cached = constantCache.find(key);
+          cached != constantCache.end()) {
+        TensorValue mask = cached->second;
+        mask.origin = at;
+        return Value::ofTensor(std::move(mask));
+      }
+      if (!chargeConstant(size, at))
+        return std::nullopt;
       llvm::SmallVector<bool> bits;
+      bits.reserve(size);
       for (int64_t i = 0; i < q->constant; ++i)
         for (int64_t j = 0; j < k->constant; ++j)
           bits.push_back(j <= i + k->constant - q->constant);
@@ -1271,6 +1367,7 @@ MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
           at, "`causal_mask`");
       if (!result)
         return std::nullopt;
+      constantCache[key] = *result;
       return Value::ofTensor(*result);
     }
     std::optional<DimSource> qs = dimSource((*args)[0], at, "`causal_mask`");

@@ -14,7 +14,10 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include <sys/resource.h>
 
 using namespace tfc;
 using llvm::dyn_cast;
@@ -62,10 +65,13 @@ void ElaboratorImpl::define(const std::string &name, Value value) {
   frames.back().scopes.back().names[name] = std::move(value);
 }
 
-bool ElaboratorImpl::step(SourceLoc at) {
+bool ElaboratorImpl::step(SourceLoc at) { return charge(1, at); }
+
+bool ElaboratorImpl::charge(int64_t work, SourceLoc at) {
   if (exhausted)
     return false;
-  if (++steps > ElaborationLimits::maxSteps ||
+  steps += work;
+  if (steps > ElaborationLimits::maxSteps ||
       numOps > ElaborationLimits::maxOps) {
     exhausted = true;
     diags.error(at, "model is too large to elaborate (more than " +
@@ -75,6 +81,23 @@ bool ElaboratorImpl::step(SourceLoc at) {
     return false;
   }
   return true;
+}
+
+bool ElaboratorImpl::enterEval(SourceLoc at) {
+  // The stack grows down on every platform tfc runs on; measure both ways
+  // all the same.
+  auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  size_t used = here < stackBase ? stackBase - here : here - stackBase;
+  if (used <= stackBudget)
+    return true;
+  if (!evalTooDeep) {
+    evalTooDeep = true;
+    diags.error(at, "expressions, statements and block calls are nested too "
+                    "deeply (is a block recursive?)");
+  }
+  // Everything still being evaluated would fail the same way.
+  exhausted = true;
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -96,7 +119,7 @@ ElaboratorImpl::Flow ElaboratorImpl::execBody(const ast::Body &body) {
 }
 
 ElaboratorImpl::Flow ElaboratorImpl::execStmt(const ast::Stmt &stmt) {
-  if (!step(stmt.getLoc()))
+  if (!step(stmt.getLoc()) || !enterEval(stmt.getLoc()))
     return Flow::Failed;
 
   if (auto *assignStmt = dyn_cast<ast::AssignStmt>(&stmt)) {
@@ -183,6 +206,9 @@ ElaboratorImpl::Flow ElaboratorImpl::execStmt(const ast::Stmt &stmt) {
                                            " dimensions");
       return fail();
     }
+    if (!checkShape(dtype, symShape, paramStmt->type.loc,
+                    "parameter '" + paramStmt->name + "'"))
+      return fail();
     auto known = paramIndex.find(name);
     if (known != paramIndex.end()) {
       const ParamEntry &entry = params[known->second];
@@ -242,11 +268,14 @@ ElaboratorImpl::Flow ElaboratorImpl::execStmt(const ast::Stmt &stmt) {
                                          hi->describe());
       return Flow::Failed;
     }
-    if (hi->getInt() - lo->getInt() > ElaborationLimits::maxLoopTrips) {
+    int64_t trips = 0;
+    if (__builtin_sub_overflow(hi->getInt(), lo->getInt(), &trips) ||
+        trips > ElaborationLimits::maxLoopTrips) {
       diags.error(forStmt->getLoc(),
-                  "loop of " + std::to_string(hi->getInt() - lo->getInt()) +
-                      " iterations is over the limit of " +
-                      std::to_string(ElaborationLimits::maxLoopTrips));
+                  "loop " + lo->str() + " .. " + hi->str() +
+                      " is over the limit of " +
+                      std::to_string(ElaborationLimits::maxLoopTrips) +
+                      " iterations");
       return Flow::Failed;
     }
     Flow result = Flow::Normal;
@@ -335,7 +364,7 @@ ElaboratorImpl::Flow ElaboratorImpl::execStmt(const ast::Stmt &stmt) {
 //===----------------------------------------------------------------------===//
 
 MaybeValue ElaboratorImpl::eval(const ast::Expr &expr) {
-  if (!step(expr.getLoc()))
+  if (!step(expr.getLoc()) || !enterEval(expr.getLoc()))
     return std::nullopt;
   switch (expr.getKind()) {
   case ast::Expr::Kind::Int:
@@ -373,7 +402,15 @@ MaybeValue ElaboratorImpl::eval(const ast::Expr &expr) {
         return std::nullopt;
       elements.push_back(std::move(*value));
     }
-    return Value::ofList(std::move(elements));
+    Value result = Value::ofList(std::move(elements));
+    if (result.getListDepth() > ElaborationLimits::maxListDepth) {
+      diags.error(expr.getLoc(),
+                  "lists nested more than " +
+                      std::to_string(ElaborationLimits::maxListDepth) +
+                      " deep");
+      return std::nullopt;
+    }
+    return result;
   }
   case ast::Expr::Kind::Unary:
     return evalUnary(llvm::cast<ast::UnaryExpr>(expr));
@@ -407,6 +444,8 @@ MaybeValue ElaboratorImpl::evalString(const ast::StringExpr &expr) {
       diags.error(expr.getLoc(), "string is longer than 65536 characters");
       return std::nullopt;
     }
+    if (!charge(static_cast<int64_t>(out.size() / 64), expr.getLoc()))
+      return std::nullopt;
   }
   return Value::ofStr(std::move(out));
 }
@@ -437,9 +476,14 @@ MaybeValue ElaboratorImpl::evalUnary(const ast::UnaryExpr &expr) {
     return Value::ofFloat(-operand->getFloat());
   case Value::Kind::Dim: {
     SymDim dim = operand->getDim();
-    dim.constant = -dim.constant;
+    bool overflow = __builtin_sub_overflow(int64_t(0), dim.constant,
+                                           &dim.constant);
     for (auto &term : dim.terms)
-      term.second = -term.second;
+      overflow |= __builtin_sub_overflow(int64_t(0), term.second, &term.second);
+    if (overflow) {
+      diags.error(expr.getLoc(), "integer overflow in negation");
+      return std::nullopt;
+    }
     return Value::ofDim(dim);
   }
   case Value::Kind::Tensor:
@@ -489,6 +533,9 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
 
   // Equality on any matching static kinds.
   if (op == B::Eq || op == B::Ne) {
+    if (lhs.is(K::Str) && rhs.is(K::Str) &&
+        !charge(static_cast<int64_t>(lhs.getStr().size() / 64), at))
+      return std::nullopt;
     bool equal;
     if (lhs.isNumber() && rhs.isNumber())
       equal = lhs.asDouble() == rhs.asDouble();
@@ -523,19 +570,25 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
 
   // Concatenation.
   if (op == B::Add && lhs.is(K::Str) && rhs.is(K::Str)) {
-    if (lhs.getStr().size() + rhs.getStr().size() >
-        ElaborationLimits::maxStringSize) {
+    size_t size = lhs.getStr().size() + rhs.getStr().size();
+    if (size > ElaborationLimits::maxStringSize) {
       diags.error(at, "string is longer than 65536 characters");
       return std::nullopt;
     }
+    // Copying is work too: a loop joining long strings must reach the
+    // step limit, not run for minutes.
+    if (!charge(static_cast<int64_t>(size / 64), at))
+      return std::nullopt;
     return Value::ofStr(lhs.getStr() + rhs.getStr());
   }
   if (op == B::Add && lhs.is(K::List) && rhs.is(K::List)) {
-    if (lhs.getList().size() + rhs.getList().size() >
-        ElaborationLimits::maxListSize) {
+    size_t size = lhs.getList().size() + rhs.getList().size();
+    if (size > ElaborationLimits::maxListSize) {
       diags.error(at, "list is longer than the limit of 2^20 elements");
       return std::nullopt;
     }
+    if (!charge(static_cast<int64_t>(size), at))
+      return std::nullopt;
     std::vector<Value> joined = lhs.getList();
     joined.insert(joined.end(), rhs.getList().begin(), rhs.getList().end());
     return Value::ofList(std::move(joined));
@@ -603,14 +656,20 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
   std::optional<SymDim> a = lhs.asDim(), b = rhs.asDim();
   if (a && b) {
     SymDim out;
+    auto overflow = [&]() -> MaybeValue {
+      diags.error(at, "integer overflow in `" + spelled + "` of dimensions " +
+                          a->str() + " and " + b->str());
+      return std::nullopt;
+    };
     if (op == B::Add || op == B::Sub) {
-      int64_t sign = op == B::Add ? 1 : -1;
       out = *a;
       if (!checkedArith(op, a->constant, b->constant, out.constant))
-        return bad();
+        return overflow();
       for (const auto &[name, coeff] : b->terms) {
-        out.terms[name] += sign * coeff;
-        if (out.terms[name] == 0)
+        int64_t &sum = out.terms[name];
+        if (!checkedArith(op, sum, coeff, sum))
+          return overflow();
+        if (sum == 0)
           out.terms.erase(name);
       }
       return Value::ofDim(out);
@@ -618,10 +677,15 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
     if (op == B::Mul && (a->isStatic() || b->isStatic())) {
       const SymDim &sym = a->isStatic() ? *b : *a;
       int64_t k = a->isStatic() ? a->constant : b->constant;
-      out.constant = sym.constant * k;
-      for (const auto &[name, coeff] : sym.terms)
-        if (coeff * k != 0)
-          out.terms[name] = coeff * k;
+      if (__builtin_mul_overflow(sym.constant, k, &out.constant))
+        return overflow();
+      for (const auto &[name, coeff] : sym.terms) {
+        int64_t product = 0;
+        if (__builtin_mul_overflow(coeff, k, &product))
+          return overflow();
+        if (product != 0)
+          out.terms[name] = product;
+      }
       return Value::ofDim(out);
     }
     diags.error(at, "dimension arithmetic supports `+`, `-` and `*` by an "
@@ -842,14 +906,28 @@ MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
   frames.pop_back();
   if (flow == Flow::Failed)
     return std::nullopt;
-  if (flow != Flow::Returned || results.empty())
-    return Value::none();
+  if (flow != Flow::Returned || results.empty()) {
+    // A call is always used as a value, and `nothing` would read as a value
+    // poisoned by an earlier error: the entry would vanish without one.
+    diags.error(call.getLoc(), "block `" + block.name +
+                                   "` returns nothing: it ends without "
+                                   "`return`");
+    diags.note(block.loc, "`" + block.name + "` is defined here");
+    return std::nullopt;
+  }
   if (results.size() == 1)
     return results[0].second;
   std::vector<Value> values;
   for (auto &result : results)
     values.push_back(std::move(result.second));
-  return Value::ofList(std::move(values));
+  Value list = Value::ofList(std::move(values));
+  if (list.getListDepth() > ElaborationLimits::maxListDepth) {
+    diags.error(call.getLoc(),
+                "lists nested more than " +
+                    std::to_string(ElaborationLimits::maxListDepth) + " deep");
+    return std::nullopt;
+  }
+  return list;
 }
 
 /// Functions on static values: sqrt, min, max, float, int, len, range.
@@ -950,6 +1028,11 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
   const ast::Module *main = modules.empty() ? nullptr : modules.back();
   if (!main)
     return result;
+  stackBase = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  stackBudget = ElaborationLimits::maxStackBytes;
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    stackBudget = std::min<size_t>(stackBudget, limit.rlim_cur / 2);
   mlir::Location moduleLoc = loc(main->modelLoc);
   result.module = mlir::ModuleOp::create(moduleLoc);
   result.modelName = main->modelName.value_or("");
@@ -1068,6 +1151,11 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
       break;
     entryDims.clear();
     paramValues.clear();
+    constantCache.clear();
+    // Ops are only created in an entry's body: until it exists (while the
+    // input types are evaluated) createOp refuses, rather than inserting
+    // into the previous entry's function, which may have been erased.
+    builder.clearInsertionPoint();
     frames.push_back(Frame{{Scope{}}, std::nullopt});
 
     // Input types: unknown names in dimensions are symbolic dims.
@@ -1129,6 +1217,9 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
         diags.error(type.loc, "tensors have at most 8 dimensions");
         inputsOk = false;
       }
+      if (inputsOk && !checkShape(type.dtype, shape, type.loc,
+                                  "entry input '" + input.name + "'"))
+        inputsOk = false;
       if (!inputsOk)
         break;
       argTypes.push_back(tensorType(type.dtype, shape));
@@ -1226,6 +1317,8 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
       func.setResultAttr(i, "tfc.dims", outputDims[i]);
     }
   }
+
+  builder.clearInsertionPoint();
 
   // Module attributes describe the model to tools and the runtime.
   mlir::ModuleOp module = *result.module;

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace tfc {
 
@@ -26,12 +27,30 @@ namespace tfc {
 struct ElaborationLimits {
   static constexpr unsigned maxCallDepth = 64;
   static constexpr int64_t maxLoopTrips = 100000;
-  static constexpr int64_t maxSteps = 5000000;
-  static constexpr int64_t maxOps = 2000000;
+  // The largest example, GPT-2 large, takes 33666 steps and makes 5365 ops
+  // (its three entries together). These limits allow ~45 times that, and
+  // keep the worst input under a second (a sanitizer build: under a minute).
+  static constexpr int64_t maxSteps = 1500000;
+  static constexpr int64_t maxOps = 250000;
   static constexpr size_t maxRank = 8;
   static constexpr int64_t maxDimSize = int64_t(1) << 40;
+  /// Of a tensor's static dimensions together, so that no element count or
+  /// byte size computed from a shape overflows.
+  static constexpr int64_t maxElements = int64_t(1) << 40;
+  /// Elements of all the constants (positions, causal masks) one
+  /// elaboration creates: each is stored, and hashed, in the IR.
+  static constexpr int64_t maxConstantElements = int64_t(1) << 26;
   static constexpr size_t maxListSize = 1 << 20;
+  /// Lists in lists: deeper ones would overflow the C++ stack when printed
+  /// or destroyed.
+  static constexpr size_t maxListDepth = 256;
   static constexpr size_t maxStringSize = 1 << 16;
+  /// C++ stack that nested evaluation may use: expressions and statements
+  /// being evaluated one inside the other, over all block calls. A count of
+  /// levels would not do: one level takes from a few hundred bytes to tens
+  /// of kilobytes (a builtin call in a sanitizer build). Half the stack
+  /// limit, at most this.
+  static constexpr size_t maxStackBytes = size_t(4) << 20;
 };
 
 /// Result of evaluating something: nullopt means an error was reported (or
@@ -159,6 +178,20 @@ public:
                          SourceLoc at);
 
   bool step(SourceLoc at);
+  /// Counts `work` steps at once (copying a long string or list); reports
+  /// the limit like step().
+  bool charge(int64_t work, SourceLoc at);
+  /// Checks the stack used by nested evaluation (see
+  /// ElaborationLimits::maxStackBytes); reports the limit once and returns
+  /// false when it is reached.
+  bool enterEval(SourceLoc at);
+  /// Checks the static size of a tensor about to be created: every static
+  /// dimension in 1..maxDimSize, their product at most maxElements, and the
+  /// coefficients of symbolic ones at most maxDimSize in magnitude.
+  bool checkShape(const std::string &dtype, const SymShape &shape,
+                  SourceLoc at, const std::string &what);
+  /// Counts `elements` against ElaborationLimits::maxConstantElements.
+  bool chargeConstant(int64_t elements, SourceLoc at);
 
   mlir::MLIRContext &context;
   DiagnosticEngine &diags;
@@ -175,6 +208,15 @@ public:
   std::map<std::string, size_t> paramIndex;
   std::vector<ParamEntry> params;
   std::map<std::string, mlir::Value> paramValues; // per entry
+  /// Static `positions(n)` and `causal_mask(q, k)` constants of the entry
+  /// being elaborated, by kind and sizes, so repeated layers share one.
+  std::map<std::tuple<int, int64_t, int64_t>, TensorValue> constantCache;
+  int64_t constantElements = 0;
+  /// Where run() started on the stack, and how far below it evaluation may
+  /// go.
+  uintptr_t stackBase = 0;
+  size_t stackBudget = 0;
+  bool evalTooDeep = false;
   /// Arguments already evaluated by callStaticFunction before it found a
   /// tensor among them (see there).
   std::map<const ast::Expr *, Value> preEvaluated;

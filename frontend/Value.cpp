@@ -2,6 +2,7 @@
 
 #include "frontend/Value.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -16,7 +17,9 @@ std::string SymDim::str() const {
       out += coeff < 0 ? " - " : " + ";
     else if (coeff < 0)
       out += "-";
-    int64_t magnitude = coeff < 0 ? -coeff : coeff;
+    // Unsigned: the magnitude of INT64_MIN is not an int64_t.
+    uint64_t magnitude = coeff < 0 ? 0 - static_cast<uint64_t>(coeff)
+                                   : static_cast<uint64_t>(coeff);
     if (magnitude != 1)
       out += std::to_string(magnitude) + "*";
     out += name;
@@ -26,8 +29,31 @@ std::string SymDim::str() const {
   if (constant > 0)
     out += " + " + std::to_string(constant);
   else if (constant < 0)
-    out += " - " + std::to_string(-constant);
+    out += " - " + std::to_string(0 - static_cast<uint64_t>(constant));
   return out;
+}
+
+/// Appends `list` as "[a, b, ...]" to `out`. Lists share their elements, so a
+/// short program can build one whose text would not fit in memory: past
+/// kMaxListText characters the rest is "...". Every element visited adds at
+/// least one character, so the work is bounded too.
+static constexpr size_t kMaxListText = 256;
+static void appendList(const Value &list, std::string &out) {
+  out += "[";
+  const std::vector<Value> &elements = list.getList();
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (i)
+      out += ", ";
+    if (out.size() >= kMaxListText) {
+      out += "...";
+      break;
+    }
+    if (elements[i].is(Value::Kind::List))
+      appendList(elements[i], out);
+    else
+      out += elements[i].str();
+  }
+  out += "]";
 }
 
 std::string shapeToString(const std::string &dtype, const SymShape &shape) {
@@ -78,6 +104,9 @@ Value Value::ofEnum(std::string v) {
 Value Value::ofList(std::vector<Value> v) {
   Value out;
   out.kind = Kind::List;
+  for (const Value &element : v)
+    out.listDepth = std::max(out.listDepth, element.listDepth);
+  ++out.listDepth;
   out.listValue = std::make_shared<std::vector<Value>>(std::move(v));
   return out;
 }
@@ -168,10 +197,9 @@ std::string Value::str() const {
   case Kind::Enum:
     return strValue;
   case Kind::List: {
-    std::string out = "[";
-    for (size_t i = 0; i < listValue->size(); ++i)
-      out += (i ? ", " : "") + (*listValue)[i].str();
-    return out + "]";
+    std::string out;
+    appendList(*this, out);
+    return out;
   }
   case Kind::Dim:
     return dimValue.str();

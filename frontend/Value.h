@@ -86,6 +86,9 @@ public:
   bool getBool() const { return boolValue; }
   const std::string &getStr() const { return strValue; }
   const std::vector<Value> &getList() const { return *listValue; }
+  /// How deeply lists nest in this value: 0 for a value that is not a list,
+  /// 1 for a list of non-lists, and so on.
+  size_t getListDepth() const { return listDepth; }
   const SymDim &getDim() const { return dimValue; }
   const std::optional<DimSource> &getDimSource() const { return dimSource; }
   const TensorValue &getTensor() const { return *tensorValue; }
@@ -97,7 +100,8 @@ public:
 
   /// Short description of the kind: "int", "tensor f32[batch, seq, 768]".
   std::string describe() const;
-  /// The value as it would appear in a string template or a message.
+  /// The value as it would appear in a string template or a message. A
+  /// long list is cut short with "...".
   std::string str() const;
   static const char *kindName(Kind k);
 
@@ -108,6 +112,7 @@ private:
   bool boolValue = false;
   std::string strValue;
   std::shared_ptr<std::vector<Value>> listValue;
+  size_t listDepth = 0;
   SymDim dimValue;
   std::optional<DimSource> dimSource;
   std::shared_ptr<TensorValue> tensorValue;

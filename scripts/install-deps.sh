@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   cmake ninja-build ccache clang g++ make python3
+  libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes (scripts/fuzz.sh)
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libhalide14-0-dev
   libcli11-dev libgtest-dev nlohmann-json3-dev
