@@ -27,6 +27,11 @@ using namespace tfc::codegen::detail;
 
 namespace tfc::codegen {
 
+// The fused ops' builders (FusedKernels.cpp): tfc.linear,
+// tfc.add_layer_norm (two results) and tfc.fused_attention.
+bool isFusedOp(mlir::Operation *op);
+llvm::Expected<Halide::Func> buildFused(detail::KernelContext &ctx);
+
 //===----------------------------------------------------------------------===//
 // Halide errors
 //===----------------------------------------------------------------------===//
@@ -148,7 +153,7 @@ Halide::Target cudaTarget() {
 
 bool hasKernel(mlir::Operation *op) {
   return op && (isElementwiseOp(op) || isMatmulOp(op) || isReductionOp(op) ||
-                isDataMovementOp(op));
+                isDataMovementOp(op) || isFusedOp(op));
 }
 
 namespace {
@@ -159,9 +164,12 @@ bool isDefaultAttr(llvm::StringRef name, mlir::Attribute attr) {
   if (name == "transpose_b" || name == "keepdim")
     if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
       return !b.getValue();
-  if (name == "approximate")
+  if (name == "approximate" || name == "activation")
     if (auto s = llvm::dyn_cast<mlir::StringAttr>(attr))
       return s.getValue() == "none";
+  if (name == "causal")
+    if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
+      return !b.getValue();
   return false;
 }
 
@@ -227,17 +235,27 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
   std::string what = describe(op);
   if (!hasKernel(op))
     return makeError(what + ": no kernel for this op");
-  if (op->getNumResults() != 1)
+  // One result, or several of one element type (tfc.add_layer_norm's output
+  // and sum): the builder then returns a Tuple-valued Func, one element per
+  // result, and the kernel takes one output buffer per result.
+  if (op->getNumResults() < 1 || (op->getNumResults() > 1 && !isFusedOp(op)))
     return makeError(what + ": expected one result");
-  auto resultType =
-      llvm::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
-  if (!resultType)
-    return makeError(what + ": the result is not a ranked tensor");
+  std::vector<mlir::RankedTensorType> resultTypes;
+  for (mlir::Type type : op->getResultTypes()) {
+    auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (!ranked)
+      return makeError(what + ": the result is not a ranked tensor");
+    resultTypes.push_back(ranked);
+  }
+  auto resultType = resultTypes.front();
   llvm::Expected<Halide::Type> resultStorage =
       storageType(resultType.getElementType());
   if (!resultStorage)
     return makeError(what +
                      ": result: " + llvm::toString(resultStorage.takeError()));
+  for (mlir::RankedTensorType t : resultTypes)
+    if (t.getElementType() != resultType.getElementType())
+      return makeError(what + ": results of different element types");
   std::vector<std::pair<mlir::RankedTensorType, Halide::Type>> operands;
   for (auto [i, type] : llvm::enumerate(op->getOperandTypes())) {
     auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
@@ -279,29 +297,40 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
       out = buildMatmul(ctx);
     else if (isReductionOp(op))
       out = buildReduction(ctx);
+    else if (isFusedOp(op))
+      out = buildFused(ctx);
     else
       out = buildDataMovement(ctx);
     if (!out) {
       builderError = out.takeError();
       return;
     }
-    if (out->output_types().size() != 1 ||
-        out->output_types()[0] != ctx.resultStorage) {
-      builderError = ctx.error("kernel computes the wrong element type");
+    if (out->output_types().size() != resultTypes.size()) {
+      builderError = ctx.error("kernel computes the wrong number of results");
       return;
     }
+    for (const Halide::Type &t : out->output_types())
+      if (t != ctx.resultStorage) {
+        builderError = ctx.error("kernel computes the wrong element type");
+        return;
+      }
 
-    // The result buffer follows the same contract as the inputs.
-    OutputImageParam result = out->output_buffer();
-    int rank = ctx.resultRank();
-    for (int axis = 0; axis < rank; ++axis) {
-      Internal::Dimension dim = result.dim(rank - 1 - axis);
-      dim.set_min(0);
-      if (auto e = ctx.resultStaticExtent(axis))
-        dim.set_extent(static_cast<int>(*e));
+    // The result buffers follow the same contract as the inputs.
+    std::vector<OutputImageParam> results = out->output_buffers();
+    for (size_t r = 0; r < results.size(); ++r) {
+      mlir::RankedTensorType type = resultTypes[r];
+      int rank = static_cast<int>(type.getRank());
+      // Halide constrains the min and extent of every output after the
+      // first to those of the first (the results share one shape).
+      for (int axis = 0; r == 0 && axis < rank; ++axis) {
+        Internal::Dimension dim = results[r].dim(rank - 1 - axis);
+        dim.set_min(0);
+        if (!type.isDynamicDim(axis))
+          dim.set_extent(static_cast<int>(type.getDimSize(axis)));
+      }
+      if (rank > 0)
+        results[r].dim(0).set_stride(1);
     }
-    if (rank > 0)
-      result.dim(0).set_stride(1);
 
     kernel.output = *out;
     kernel.pipeline = Pipeline(*out);

@@ -31,6 +31,8 @@
 
 #include "ir/TfcOps.h"
 
+#include <functional>
+
 using namespace Halide;
 using namespace tfc::codegen::detail;
 
@@ -47,13 +49,17 @@ bool isMatmulOp(mlir::Operation *op) {
   return llvm::isa<mlir::tfc::MatmulOp>(op);
 }
 
-llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
-  auto matmul = llvm::dyn_cast<mlir::tfc::MatmulOp>(ctx.op);
-  if (!matmul)
-    return ctx.error("not a matmul");
-  bool transposeB = matmul.getTransposeB();
-  TensorInput &a = ctx.inputs[0];
-  TensorInput &b = ctx.inputs[1];
+namespace detail {
+/// The matmul of `a` and `b` (see the file comment) with `epilogue` applied
+/// to every accumulated element (`epilogue(acc, vars)`, vars axis-ordered
+/// over the result; identity for tfc.matmul, bias + activation for
+/// tfc.linear), with the schedule above: the epilogue runs on the register
+/// tile as it is stored, so it costs no extra pass over the result.
+/// `longEpilogue`: the epilogue is more than a few instructions.
+llvm::Expected<Func> buildMatmulWithEpilogue(
+    KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
+    const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
+    bool longEpilogue) {
   int rank = ctx.resultRank();
   int ra = a.rank(), rb = b.rank();
   if (ra < 2 || rb < 2 || rank < 2 || ra > rank || rb > rank)
@@ -139,7 +145,7 @@ llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
   }
 
   Func out = ctx.func();
-  define(out, vars, call(prod, asExprs(vars)));
+  define(out, vars, epilogue(call(prod, asExprs(vars)), vars));
 
   // Schedule
   if (ctx.gpu()) {
@@ -160,8 +166,12 @@ llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
       .split(m, mo, mi, kTileM, tailM)
       .reorder(ni, mi, mo, no)
       .vectorize(ni, kVectorLanes)
-      .unroll(ni)
-      .unroll(mi);
+      .unroll(ni);
+  // A long epilogue (GELU, SiLU) unrolled over all 24 vectors of the tile
+  // spills registers all over the tile's store; a loop over its rows runs
+  // it from registers.
+  if (!longEpilogue)
+    out.unroll(mi);
   Var task = no;
   if (!batchVars.empty()) {
     if (bHasBatch) {
@@ -194,6 +204,17 @@ llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
       .unroll(m);
   prod.update().reorder(n, m, k).vectorize(n, kVectorLanes).unroll(n).unroll(m);
   return out;
+}
+} // namespace detail
+
+llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
+  auto matmul = llvm::dyn_cast<mlir::tfc::MatmulOp>(ctx.op);
+  if (!matmul)
+    return ctx.error("not a matmul");
+  return buildMatmulWithEpilogue(
+      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(),
+      [](Expr acc, const std::vector<Var> &) { return acc; },
+      /*longEpilogue=*/false);
 }
 
 } // namespace tfc::codegen

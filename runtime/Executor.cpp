@@ -12,6 +12,21 @@
 // the executor: a GPU kernel records the device copy it makes of a weight in
 // that struct, so the upload happens once, not once per run.
 //
+// Three things keep a run cheap (they change no result):
+//  - The weight prologue: a step whose inputs are all parameters, constants
+//    or results of such steps (GPT-2's `transpose(wte)` for the tied LM head,
+//    a slice of a packed weight) computes the same tensor in every run. It
+//    runs once, in create(), and its result is kept like a parameter; runs
+//    skip it. Identical prologue computations of several entries (the same
+//    kernel on the same weights) are computed and stored once.
+//  - Temps are not zero-filled (every kernel writes each element of its
+//    outputs) and come from a pool of blocks that outlives single runs, so a
+//    run neither memsets nor page-faults fresh memory. A block goes back to
+//    the pool when the last tensor using it (an output the caller keeps,
+//    too) is gone.
+//  - On the host, `tfc.reshape` steps are views: a row-major reshape of a
+//    dense tensor has the same bytes, so the result shares the input's block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Executor.h"
@@ -19,6 +34,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 
 namespace tfc::rt {
@@ -98,6 +116,84 @@ struct BoundBuffer {
   }
 };
 
+/// Blocks for temps, reused across steps and runs. Shared (shared_ptr) by
+/// the executor and by every tensor allocated from it, so a tensor may
+/// outlive the executor. Free blocks are matched by exact size: the same
+/// shapes recur in every layer and every run.
+class BlockPool : public std::enable_shared_from_this<BlockPool> {
+public:
+  ~BlockPool() {
+    for (auto &entry : freeBlocks)
+      std::free(entry.second);
+  }
+
+  /// An uninitialized tensor of `dtype` and `shape` in a pooled block.
+  Expected<Tensor> allocate(DType dtype, const Shape &shape) {
+    Expected<size_t> bytes = checkedByteSize(dtype, shape);
+    if (!bytes)
+      return bytes.status();
+    size_t size = (*bytes + Tensor::kAlignment - 1) / Tensor::kAlignment *
+                  Tensor::kAlignment;
+    if (size < *bytes)
+      return Status::error("cannot allocate " + typeToString(dtype, shape) +
+                           ": too large");
+    if (size == 0)
+      size = Tensor::kAlignment;
+    void *block = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = freeBlocks.find(size);
+      if (it != freeBlocks.end()) {
+        block = it->second;
+        freeBlocks.erase(it);
+        freeBytes -= size;
+      }
+    }
+    if (!block)
+      block = std::aligned_alloc(Tensor::kAlignment, size);
+    if (!block)
+      return Status::error("out of memory allocating " +
+                           std::to_string(*bytes) + " bytes for " +
+                           typeToString(dtype, shape));
+    std::weak_ptr<BlockPool> pool = weak_from_this();
+    std::shared_ptr<const void> owner(block, [pool, size](const void *p) {
+      void *q = const_cast<void *>(p);
+      if (std::shared_ptr<BlockPool> alive = pool.lock())
+        alive->giveBack(q, size);
+      else
+        std::free(q);
+    });
+    return Tensor::borrow(dtype, shape, block, std::move(owner));
+  }
+
+private:
+  void giveBack(void *block, size_t size) {
+    std::lock_guard<std::mutex> lock(mutex);
+    // Bounded, so that a run with unusual shapes cannot pin memory forever.
+    if (freeBytes + size > kMaxFreeBytes) {
+      std::free(block);
+      return;
+    }
+    freeBlocks.emplace(size, block);
+    freeBytes += size;
+  }
+
+  static constexpr size_t kMaxFreeBytes = size_t(4) << 30;
+  std::mutex mutex;
+  std::multimap<size_t, void *> freeBlocks;
+  size_t freeBytes = 0;
+};
+
+/// Whether a kernel is a `tfc.reshape` (by its signature: "tfc.reshape" then
+/// a space, '(' or '{').
+bool isReshapeKernel(const PlanKernel &kernel) {
+  const std::string prefix = "tfc.reshape";
+  const std::string &sig = kernel.signature;
+  return sig.compare(0, prefix.size(), prefix) == 0 &&
+         (sig.size() == prefix.size() || sig[prefix.size()] == ' ' ||
+          sig[prefix.size()] == '(' || sig[prefix.size()] == '{');
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -111,10 +207,18 @@ struct Executor::Impl {
   /// By parameter name; unique_ptr keeps the structs' addresses stable.
   std::map<std::string, std::unique_ptr<BoundBuffer>> params;
   std::vector<std::unique_ptr<BoundBuffer>> constants;
+  /// Results of prologue computations, by key (see prologueKey).
+  std::map<std::string, std::unique_ptr<BoundBuffer>> precomputed;
+  /// Per entry (in plan order), per value id: the key of its precomputed
+  /// tensor, or empty; and per step: whether the prologue ran it.
+  std::vector<std::vector<std::string>> precomputedKeys;
+  std::vector<std::vector<bool>> skipStep;
+  std::shared_ptr<BlockPool> pool = std::make_shared<BlockPool>();
   RunStats stats;
 
-  /// create() bound every Param value of every entry, so this never misses
-  /// (find, not at(): no exceptions in the runtime).
+  /// create() bound every Param value of every entry; runPrologue drops
+  /// only those no remaining step reads, so callers that bind a step's
+  /// inputs never miss (find, not at(): no exceptions in the runtime).
   BoundBuffer &param(const std::string &name) {
     return *params.find(name)->second;
   }
@@ -128,7 +232,12 @@ struct Executor::Impl {
     for (auto &c : constants)
       if (c->buffer.device)
         options.deviceFree(nullptr, &c->buffer);
+    for (auto &entry : precomputed)
+      if (entry.second->buffer.device)
+        options.deviceFree(nullptr, &entry.second->buffer);
   }
+
+  Status runPrologue();
 };
 
 Executor::Executor(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
@@ -224,7 +333,144 @@ Expected<Executor> Executor::create(const Plan &plan,
     impl->constants.push_back(std::move(bound));
   }
   impl->plan = plan;
+  TFC_RT_RETURN_IF_ERROR(impl->runPrologue());
   return Executor(std::move(impl));
+}
+
+/// Finds, per entry, the steps that read only weights (parameters,
+/// constants, results of such steps) and have static output shapes, runs
+/// each distinct one once and keeps its outputs. A computation is named by
+/// its kernel and the names of its inputs, so that the same kernel on the
+/// same weights in several entries is computed once.
+Status Executor::Impl::runPrologue() {
+  precomputedKeys.assign(plan.entries.size(), {});
+  skipStep.assign(plan.entries.size(), {});
+  std::vector<void *> args;
+  for (size_t e = 0; e < plan.entries.size(); ++e) {
+    const PlanEntry &entry = plan.entries[e];
+    std::vector<std::string> &keys = precomputedKeys[e];
+    keys.assign(entry.values.size(), std::string());
+    skipStep[e].assign(entry.steps.size(), false);
+    // Weights are named too, so that keys compose.
+    std::vector<std::string> weightKey(entry.values.size());
+    for (size_t id = 0; id < entry.values.size(); ++id) {
+      const PlanValue &v = entry.values[id];
+      if (v.kind == PlanValue::Kind::Param)
+        weightKey[id] = "p:" + v.name;
+      else if (v.kind == PlanValue::Kind::Constant)
+        weightKey[id] = "c:" + std::to_string(v.index);
+    }
+    for (size_t si = 0; si < entry.steps.size(); ++si) {
+      const PlanStep &step = entry.steps[si];
+      bool hoist = !step.outputs.empty();
+      std::string key = "k" + std::to_string(step.kernel) + "(";
+      for (int32_t in : step.inputs) {
+        const std::string &k = weightKey[static_cast<size_t>(in)];
+        hoist = hoist && !k.empty();
+        key += k + ",";
+      }
+      for (int32_t out : step.outputs)
+        for (const DimExpr &d : entry.values[static_cast<size_t>(out)].shape)
+          hoist = hoist && d.isStatic();
+      if (!hoist)
+        continue;
+      key += ")";
+      // Compute it unless another entry (or step) already did.
+      std::string firstKey = key + "#0";
+      if (!precomputed.count(firstKey)) {
+        args.clear();
+        for (int32_t in : step.inputs) {
+          const PlanValue &v = entry.values[static_cast<size_t>(in)];
+          halide_buffer_t *b =
+              v.kind == PlanValue::Kind::Param ? &param(v.name).buffer
+              : v.kind == PlanValue::Kind::Constant
+                  ? &constants[static_cast<size_t>(v.index)]->buffer
+                  : &precomputed.find(weightKey[static_cast<size_t>(in)])
+                         ->second->buffer;
+          args.push_back(b);
+        }
+        std::vector<std::unique_ptr<BoundBuffer>> outs;
+        for (int32_t out : step.outputs) {
+          const PlanValue &v = entry.values[static_cast<size_t>(out)];
+          Expected<Tensor> t = Tensor::zeros(v.dtype, staticShape(v));
+          if (!t)
+            return t.status().withContext("precomputing step " +
+                                          std::to_string(si) + " of entry '" +
+                                          entry.name + "'");
+          auto bound = std::make_unique<BoundBuffer>();
+          TFC_RT_RETURN_IF_ERROR(bound->bind(t.take()));
+          args.push_back(&bound->buffer);
+          outs.push_back(std::move(bound));
+        }
+        const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
+        int rc = kernels[static_cast<size_t>(step.kernel)](args.data());
+        if (rc != 0) {
+          std::string why;
+          if (options.kernelErrorMessage)
+            why = options.kernelErrorMessage();
+          return Status::error(
+              (step.location.empty() ? "" : step.location + ": ") +
+              "entry '" + entry.name + "': kernel '" + kernel.name + "' (" +
+              kernel.signature + "), run once on the weights, failed with "
+              "error code " + std::to_string(rc) +
+              (why.empty() ? "" : ": " + why));
+        }
+        for (size_t o = 0; o < outs.size(); ++o)
+          precomputed.emplace(key + "#" + std::to_string(o),
+                              std::move(outs[o]));
+      }
+      for (size_t o = 0; o < step.outputs.size(); ++o) {
+        size_t id = static_cast<size_t>(step.outputs[o]);
+        weightKey[id] = key + "#" + std::to_string(o);
+        keys[id] = weightKey[id];
+      }
+      skipStep[e][si] = true;
+    }
+  }
+
+  // Weights and precomputed tensors that no step left in any entry reads
+  // (and no entry returns) are dropped: e.g. an [out, in] weight whose
+  // transposed copy the kernels read instead (PlanBuilder), or a
+  // concatenation that only fed a prologue transpose. Their memory is freed
+  // unless the caller holds the tensors too.
+  std::set<std::string> neededParams, neededKeys;
+  for (size_t e = 0; e < plan.entries.size(); ++e) {
+    const PlanEntry &entry = plan.entries[e];
+    auto need = [&](int32_t id) {
+      const PlanValue &v = entry.values[static_cast<size_t>(id)];
+      if (v.kind == PlanValue::Kind::Param)
+        neededParams.insert(v.name);
+      else if (!precomputedKeys[e][static_cast<size_t>(id)].empty())
+        neededKeys.insert(precomputedKeys[e][static_cast<size_t>(id)]);
+    };
+    for (size_t si = 0; si < entry.steps.size(); ++si)
+      if (!skipStep[e][si])
+        for (int32_t in : entry.steps[si].inputs)
+          need(in);
+    for (int32_t out : entry.outputs)
+      need(out);
+  }
+  auto drop = [&](BoundBuffer &b) {
+    if (b.buffer.device && options.deviceFree)
+      options.deviceFree(nullptr, &b.buffer);
+  };
+  for (auto it = params.begin(); it != params.end();) {
+    if (neededParams.count(it->first)) {
+      ++it;
+      continue;
+    }
+    drop(*it->second);
+    it = params.erase(it);
+  }
+  for (auto it = precomputed.begin(); it != precomputed.end();) {
+    if (neededKeys.count(it->first)) {
+      ++it;
+      continue;
+    }
+    drop(*it->second);
+    it = precomputed.erase(it);
+  }
+  return Status::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -558,26 +804,108 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
     state.buffers[id] = &bound->buffer;
     state.owned[id] = std::move(bound);
   }
+  const size_t entryIndex = static_cast<size_t>(found - plan.entries.data());
+  const std::vector<std::string> &precomputedKeys =
+      impl->precomputedKeys[entryIndex];
+  const std::vector<bool> &skipStep = impl->skipStep[entryIndex];
   for (size_t id = 0; id < entry.values.size(); ++id) {
     const PlanValue &value = entry.values[id];
-    if (value.kind == PlanValue::Kind::Param)
-      state.buffers[id] = &impl->param(value.name).buffer;
-    else if (value.kind == PlanValue::Kind::Constant)
+    // Weights and precomputed tensors that only the prologue read are gone
+    // (runPrologue); no step that runs reads them.
+    if (value.kind == PlanValue::Kind::Param) {
+      auto it = impl->params.find(value.name);
+      state.buffers[id] =
+          it == impl->params.end() ? nullptr : &it->second->buffer;
+    } else if (value.kind == PlanValue::Kind::Constant) {
       state.buffers[id] =
           &impl->constants[static_cast<size_t>(value.index)]->buffer;
+    } else if (!precomputedKeys[id].empty()) {
+      auto it = impl->precomputed.find(precomputedKeys[id]);
+      state.buffers[id] =
+          it == impl->precomputed.end() ? nullptr : &it->second->buffer;
+    }
   }
+  // Views (reshapes) only on the host: device copies are per buffer.
+  const bool views = !impl->options.deviceFree;
+  // Temp memory is counted per block: a view shares its input's block.
+  std::vector<const void *> block(entry.values.size(), nullptr);
+  std::vector<bool> modelMemory(entry.values.size(), false);
+  std::map<const void *, int> blockUsers;
+  auto releaseValue = [&](size_t id) {
+    if (const void *b = block[id]) {
+      if (--blockUsers[b] == 0) {
+        liveTempBytes -= state.owned[id]->tensor.byteSize();
+        blockUsers.erase(b);
+      }
+      block[id] = nullptr;
+    }
+    state.release(id);
+  };
 
   std::vector<void *> args;
-  for (const PlanStep &step : entry.steps) {
+  for (size_t stepIndex = 0; stepIndex < entry.steps.size(); ++stepIndex) {
+    const PlanStep &step = entry.steps[stepIndex];
+    if (skipStep[stepIndex]) {
+      // Computed once, in the prologue; never released. It counts as a
+      // step of the run (RunStats::steps: the plan's steps carried out).
+      ++stats.steps;
+      continue;
+    }
     const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
     auto stepError = [&](const std::string &msg) {
       std::string where = step.location.empty() ? "" : step.location + ": ";
       return Status::error(where + "entry '" + entry.name + "': kernel '" +
                            kernel.name + "' (" + kernel.signature + ") " + msg);
     };
+    if (views && isReshapeKernel(kernel) && step.inputs.size() == 1 &&
+        step.outputs.size() == 1) {
+      // The result is the input's bytes with another shape.
+      size_t in = static_cast<size_t>(step.inputs[0]);
+      size_t id = static_cast<size_t>(step.outputs[0]);
+      const PlanValue &src = entry.values[in];
+      const Tensor *source =
+          state.owned[in] ? &state.owned[in]->tensor
+          : src.kind == PlanValue::Kind::Param ? &impl->param(src.name).tensor
+          : src.kind == PlanValue::Kind::Constant
+              ? &impl->constants[static_cast<size_t>(src.index)]->tensor
+          : !precomputedKeys[in].empty()
+              ? &impl->precomputed.find(precomputedKeys[in])->second->tensor
+              : nullptr;
+      int64_t count = 1;
+      for (int64_t d : shapes[id])
+        count *= d;
+      if (source && !state.buffers[in]->device &&
+          source->numElements() == count &&
+          source->dtype() == entry.values[id].dtype) {
+        // The handle copy keeps the block alive as long as the view.
+        auto keep = std::make_shared<Tensor>(*source);
+        Expected<Tensor> view =
+            Tensor::borrow(keep->dtype(), shapes[id], keep->data(), keep);
+        if (!view)
+          return stepError(view.message());
+        auto bound = std::make_unique<BoundBuffer>();
+        Status s = bound->bind(view.take());
+        if (!s.ok())
+          return stepError(s.message());
+        state.buffers[id] = &bound->buffer;
+        state.owned[id] = std::move(bound);
+        // A view of a temp counts with its block; a view of an input or a
+        // weight must be copied if it is returned (see below).
+        block[id] = block[in];
+        modelMemory[id] = modelMemory[in] || !state.owned[in] ||
+                          src.kind == PlanValue::Kind::Input;
+        if (block[id])
+          ++blockUsers[block[id]];
+        ++stats.steps;
+        for (int32_t r : step.release)
+          releaseValue(static_cast<size_t>(r));
+        continue;
+      }
+    }
     for (int32_t out : step.outputs) {
       size_t id = static_cast<size_t>(out);
-      Expected<Tensor> t = Tensor::zeros(entry.values[id].dtype, shapes[id]);
+      Expected<Tensor> t =
+          impl->pool->allocate(entry.values[id].dtype, shapes[id]);
       if (!t)
         return stepError("could not allocate its output " +
                          typeToString(entry.values[id].dtype, shapes[id]) +
@@ -588,6 +916,8 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
         return stepError(s.message());
       state.buffers[id] = &bound->buffer;
       state.owned[id] = std::move(bound);
+      block[id] = state.owned[id]->tensor.data();
+      blockUsers[block[id]] = 1;
       liveTempBytes += state.owned[id]->tensor.byteSize();
     }
     stats.peakTempBytes = std::max(stats.peakTempBytes, liveTempBytes);
@@ -613,10 +943,8 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
                            "executor was created without device support "
                            "(ExecutorOptions)");
 
-    for (int32_t id : step.release) {
-      liveTempBytes -= state.owned[static_cast<size_t>(id)]->tensor.byteSize();
-      state.release(static_cast<size_t>(id));
-    }
+    for (int32_t id : step.release)
+      releaseValue(static_cast<size_t>(id));
   }
 
   std::vector<Tensor> outputs;
@@ -635,17 +963,22 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
                     std::to_string(rc));
     }
     const PlanValue &value = entry.values[id];
-    if (value.kind == PlanValue::Kind::Temp) {
+    if (value.kind == PlanValue::Kind::Temp && precomputedKeys[id].empty() &&
+        !modelMemory[id]) {
       outputs.push_back(state.owned[id]->tensor);
       continue;
     }
-    // An output that is an input, weight or constant itself: return a copy,
-    // so that writing to the result cannot change the model.
+    // An output that is an input, weight, constant or precomputed tensor
+    // (or a view of one): return a copy, so that writing to the result
+    // cannot change the model or the caller's input.
     const Tensor &source =
-        value.kind == PlanValue::Kind::Input ? state.owned[id]->tensor
+        value.kind == PlanValue::Kind::Input || modelMemory[id]
+            ? state.owned[id]->tensor
         : value.kind == PlanValue::Kind::Param
             ? impl->param(value.name).tensor
-            : impl->constants[static_cast<size_t>(value.index)]->tensor;
+        : value.kind == PlanValue::Kind::Constant
+            ? impl->constants[static_cast<size_t>(value.index)]->tensor
+            : impl->precomputed.find(precomputedKeys[id])->second->tensor;
     Expected<Tensor> copy = source.clone();
     if (!copy)
       return fail("output '" + entry.outputNames[i] + "': " + copy.message());

@@ -9,6 +9,7 @@
 #define TFC_TOOLS_TFC_COMMANDS_H
 
 #include <functional>
+#include <string>
 
 namespace CLI {
 class App;
@@ -20,6 +21,17 @@ using CommandRunner = std::function<int()>;
 
 CommandRunner registerInfoCommand(CLI::App &app);
 CommandRunner registerDumpCommand(CLI::App &app);
+CommandRunner registerRunCommand(CLI::App &app);
+CommandRunner registerCheckCommand(CLI::App &app);
+CommandRunner registerCompileCommand(CLI::App &app);
+CommandRunner registerEmitCommand(CLI::App &app);
+CommandRunner registerBenchCommand(CLI::App &app);
+
+/// compile and emit differ only in their output (CompileCommand.cpp):
+/// registers subcommand `name` with their shared options.
+CommandRunner registerAotCommand(CLI::App &app, bool emitSources,
+                                 const std::string &name,
+                                 const std::string &description);
 
 } // namespace tfc::driver
 

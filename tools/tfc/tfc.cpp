@@ -31,6 +31,11 @@ int main(int argc, char **argv) {
   };
   add(tfc::driver::registerInfoCommand);
   add(tfc::driver::registerDumpCommand);
+  add(tfc::driver::registerRunCommand);
+  add(tfc::driver::registerCheckCommand);
+  add(tfc::driver::registerCompileCommand);
+  add(tfc::driver::registerEmitCommand);
+  add(tfc::driver::registerBenchCommand);
 
   try {
     app.parse(argc, argv);

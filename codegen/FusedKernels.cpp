@@ -1,0 +1,523 @@
+//===- FusedKernels.cpp - Kernels of the fused ops ------------------------===//
+//
+// tfc.linear, tfc.add_layer_norm and tfc.fused_attention (ir/TfcFusedOps.td,
+// docs/ir.md "Fused ops"): each computes exactly what the primitive graph it
+// replaces computes, in one pass where that graph made several.
+//
+// tfc.linear: the tuned matmul of MatmulKernel.cpp (register-blocked tiles,
+// packed weight panels) with bias and activation applied to each register
+// tile as it is stored: no extra pass over the result, and no temp for the
+// bias-added and the activated copies.
+//
+// tfc.add_layer_norm: per row, the sum a + b is computed once into a row
+// buffer, its mean and squared deviations are reduced from there (two-pass
+// variance, as tfc.layer_norm), and both results are written from it: the
+// normalized row and the sum (the next residual). One Tuple-valued Func, so
+// both outputs are written by the same loop.
+//
+// tfc.fused_attention: an online softmax over chunks of keys. For each
+// (batch, head, block of kQueryBlock queries) task:
+//   acc = (o = 0, m = -max, l = 0)                   per query row, Dv wide
+//   for each chunk of C = min(Sk, kKeyChunk) keys:
+//     kt   = the chunk of K, transposed ([D, C]: keys contiguous)
+//     s    = scale * q kt (+ bias), `fill` where not allowed   [rows, C]
+//            (register tiles of 8 rows x 32 keys, like the matmul)
+//     bm   = max_j s;  p = exp(s - bm);  bs = sum_j p;  pv = p v   [rows, Dv]
+//     m'   = max(m, bm);  o = o e^(m - m') + pv e^(bm - m');
+//     l    = l e^(m - m') + bs e^(bm - m');  m = m'
+//   out = o / l
+// Only one chunk of scores per task exists at a time ([kQueryBlock, C]), so
+// memory does not grow with Sq * Sk and the [B, H, Sq, Sk] scores are never
+// materialized. For Sk <= kKeyChunk there is a single chunk: the rescaling
+// then costs one multiply per output element. The causal condition and the
+// masks are evaluated on the fly from indices; masked scores get `fill`
+// (finite, like the unfused graph's masked_fill), keys past Sk in the last
+// chunk get weight 0.
+//
+// GPU schedules are simple and correct rather than tuned (every stage a
+// kernel with one thread per point).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelSupport.h"
+
+#include "ir/TfcOps.h"
+
+#include <cfloat>
+#include <functional>
+
+using namespace Halide;
+using namespace mlir::tfc;
+using namespace tfc::codegen::detail;
+
+namespace tfc::codegen {
+
+namespace detail {
+// MatmulKernel.cpp.
+llvm::Expected<Func> buildMatmulWithEpilogue(
+    KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
+    const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
+    bool longEpilogue);
+} // namespace detail
+
+namespace {
+
+/// Queries per attention task, and keys per chunk of the online softmax.
+constexpr int kQueryBlock = 32;
+constexpr int kKeyChunk = 256;
+/// The score register tile: 8 query rows x 32 keys (2 vectors).
+constexpr int kScoreRows = 8;
+constexpr int kScoreKeys = 32;
+/// Query rows per tile of the P V product (x Dv wide).
+constexpr int kPVRows = 4;
+
+//===----------------------------------------------------------------------===//
+// Activations: the formulas of ElementwiseKernels.cpp, so that a fused
+// linear computes the same values as matmul + add + activation.
+//===----------------------------------------------------------------------===//
+
+Expr accurateErf(const Expr &x0) {
+  Expr x = clamp(x0, -4.0f, 4.0f);
+  Expr x2 = x * x;
+  Expr p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  p = x * p;
+  Expr q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
+  return p / q;
+}
+
+Expr sigmoid(const Expr &x) {
+  return 1.0f / (1.0f + exp(-clamp(x, -88.0f, 88.0f)));
+}
+
+/// `activation(x)` for tfc.linear's activation names; undefined if unknown.
+Expr activate(const std::string &activation, const Expr &x) {
+  if (activation == "none")
+    return x;
+  if (activation == "relu")
+    return max(x, 0.0f);
+  if (activation == "gelu")
+    return 0.5f * x * (1.0f + accurateErf(x * float(M_SQRT1_2)));
+  if (activation == "gelu_tanh") {
+    Expr u = float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
+    return x * sigmoid(2.0f * u);
+  }
+  if (activation == "silu")
+    return x * sigmoid(x);
+  return Expr();
+}
+
+/// `f(vars) = value` for a Tuple value, with axis-ordered vars.
+void defineTuple(Func &f, const std::vector<Var> &vars, const Tuple &value) {
+  std::vector<Var> reversed(vars.rbegin(), vars.rend());
+  f(reversed) = value;
+}
+
+//===----------------------------------------------------------------------===//
+// tfc.linear
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Func> buildLinear(KernelContext &ctx, LinearOp op) {
+  if (ctx.inputs.size() < 2)
+    return ctx.error("expects x and w");
+  TensorInput &x = ctx.inputs[0];
+  TensorInput &w = ctx.inputs[1];
+  if (w.rank() != 2)
+    return ctx.error("the weight must have rank 2");
+  bool hasBias = ctx.inputs.size() > 2;
+  if (hasBias && ctx.inputs[2].rank() != 1)
+    return ctx.error("the bias must have rank 1");
+  std::string activation = op.getActivation().str();
+  if (!activate(activation, Expr(0.0f)).defined())
+    return ctx.error("unknown activation '" + activation + "'");
+  const TensorInput *bias = hasBias ? &ctx.inputs[2] : nullptr;
+  auto epilogue = [&](Expr acc, const std::vector<Var> &vars) {
+    Expr value = acc;
+    if (bias)
+      value = value + bias->at({vars.back()});
+    return activate(activation, value);
+  };
+  bool longEpilogue = activation != "none" && activation != "relu";
+  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), epilogue,
+                                 longEpilogue);
+}
+
+//===----------------------------------------------------------------------===//
+// tfc.add_layer_norm
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Func> buildAddLayerNorm(KernelContext &ctx,
+                                       AddLayerNormOp op) {
+  if (ctx.inputs.size() != 4)
+    return ctx.error("expects a, b, gamma and beta");
+  const TensorInput &a = ctx.inputs[0];
+  const TensorInput &b = ctx.inputs[1];
+  const TensorInput &gamma = ctx.inputs[2];
+  const TensorInput &beta = ctx.inputs[3];
+  int rank = ctx.resultRank();
+  if (rank < 1 || gamma.rank() != 1 || beta.rank() != 1)
+    return ctx.error("expects a rank >= 1 sum and rank-1 gamma and beta");
+  int axis = rank - 1;
+  std::vector<Var> vars = axisVars(rank);
+  std::vector<Var> rowVars(vars.begin(), vars.end() - 1);
+  std::vector<Expr> rowIdx = asExprs(rowVars);
+  Var c = vars[axis];
+  std::optional<int64_t> rowLength = ctx.resultStaticExtent(axis);
+  Expr n = rowLength ? Expr(static_cast<int>(*rowLength)) : gamma.extent(0);
+  Expr nf = cast<float>(n);
+  Expr eps = Expr(static_cast<float>(op.getEpsilon().convertToDouble()));
+  RDom r(0, n, ctx.base + "_r");
+  auto at = [&](const std::vector<Var> &v, Expr last) {
+    std::vector<Expr> idx = asExprs(v);
+    idx.push_back(std::move(last));
+    return idx;
+  };
+
+  // Algorithm
+  Func sum = ctx.func("sum");
+  {
+    std::vector<Expr> idx = asExprs(vars);
+    define(sum, vars,
+           a.at(broadcastIndices(a, idx)) + b.at(broadcastIndices(b, idx)));
+  }
+  Func total = ctx.func("total");
+  define(total, rowVars, 0.0f);
+  ref(total, rowIdx) += call(sum, at(rowVars, r));
+  Expr mean = call(total, rowIdx) / nf;
+  Func sqdev = ctx.func("sqdev");
+  define(sqdev, rowVars, 0.0f);
+  Expr dev = call(sum, at(rowVars, r)) - mean;
+  ref(sqdev, rowIdx) += dev * dev;
+  Expr inv = 1.0f / sqrt(call(sqdev, rowIdx) / nf + eps);
+  Expr s = call(sum, asExprs(vars));
+  Func out = ctx.func();
+  defineTuple(out, vars,
+              Tuple((s - mean) * inv * gamma.at({c}) + beta.at({c}), s));
+
+  // Schedule
+  if (ctx.gpu()) {
+    for (Func f : {total, sqdev}) {
+      f.compute_root();
+      gpuTileStage(f, rowVars);
+      gpuTileStage(f.update(), rowVars);
+    }
+    gpuTileStage(out, vars);
+    return out;
+  }
+  out.vectorize(c, kVectorLanes, outputTail(rowLength, kVectorLanes));
+  LoopLevel rowLevel = LoopLevel::root();
+  if (rank > 1) {
+    std::vector<Var> rows(vars.rbegin() + 1, vars.rend());
+    Var row = parallelRows(out, rows, rowsPerTask(rowLength));
+    rowLevel = LoopLevel(out, row);
+  }
+  // The row's sum once, in a row buffer; the statistics read it.
+  sum.compute_at(rowLevel).vectorize(c, kVectorLanes,
+                                     TailStrategy::GuardWithIf);
+  for (Func f : {total, sqdev}) {
+    f.compute_at(rowLevel);
+    vectorizeInnerReduction(f, RVar(r.x), rowLevel);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// tfc.fused_attention
+//===----------------------------------------------------------------------===//
+
+/// Vectorizes the reduction `f`'s update over the RVar `r` (contiguous in
+/// memory): 16 partial results per point, combined at the end, computed at
+/// `at` with the lanes innermost in storage (rfactor appends the lane
+/// dimension last, which makes the vectors strided when `f` covers more than
+/// one point at `at`).
+void vectorizeLanes(Func f, const RVar &r, const LoopLevel &at) {
+  RVar ro("ro"), ri("ri");
+  Var lane("lane");
+  Func lanes = f.update()
+                   .split(r, ro, ri, kVectorLanes, TailStrategy::GuardWithIf)
+                   .rfactor(ri, lane);
+  std::vector<Var> storage = {lane};
+  for (const Var &v : lanes.args())
+    if (v.name() != lane.name())
+      storage.push_back(v);
+  lanes.compute_at(at).reorder_storage(storage).vectorize(lane);
+  lanes.update().vectorize(lane);
+}
+
+llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
+  if (ctx.inputs.size() < 3)
+    return ctx.error("expects q, k and v");
+  TensorInput &q = ctx.inputs[0];
+  TensorInput &k = ctx.inputs[1];
+  TensorInput &v = ctx.inputs[2];
+  size_t next = 3;
+  const TensorInput *keep = op.getKeep() ? &ctx.inputs[next++] : nullptr;
+  const TensorInput *bias = op.getBias() ? &ctx.inputs[next++] : nullptr;
+  if (next != ctx.inputs.size())
+    return ctx.error("unexpected operands");
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 ||
+      ctx.resultRank() != 4)
+    return ctx.error("q, k, v and the result must have rank 4");
+  if ((keep && keep->rank() > 4) || (bias && bias->rank() > 4))
+    return ctx.error("keep and bias must have rank <= 4");
+  const float scale = static_cast<float>(op.getScale().convertToDouble());
+  const float fill = static_cast<float>(op.getFill().convertToDouble());
+  const bool causal = op.getCausal();
+
+  // Sizes. Where an operand is dynamic and another gives the size, the
+  // kernel constrains it, so mismatched buffers are refused.
+  auto tie = [](TensorInput &t, int axis, const Expr &extent) {
+    if (!t.staticExtent(axis))
+      t.param.dim(t.hdim(axis)).set_extent(extent);
+  };
+  auto pick = [](TensorInput &x, TensorInput &y, int axis) {
+    if (x.staticExtent(axis))
+      return x.extent(axis);
+    if (y.staticExtent(axis))
+      return y.extent(axis);
+    return x.extent(axis);
+  };
+  Expr B = pick(q, k, 0), H = pick(q, k, 1), D = pick(q, k, 3);
+  for (TensorInput *t : {&q, &k, &v}) {
+    tie(*t, 0, B);
+    tie(*t, 1, H);
+  }
+  tie(q, 3, D);
+  tie(k, 3, D);
+  Expr Sk = pick(k, v, 2);
+  tie(k, 2, Sk);
+  tie(v, 2, Sk);
+  Expr Sq = q.extent(2);
+  Expr Dv = v.extent(3);
+  std::optional<int64_t> staticD = q.staticExtent(3) ? q.staticExtent(3)
+                                                     : k.staticExtent(3);
+  std::optional<int64_t> staticDv = v.staticExtent(3);
+
+  // Keys per chunk: C = min(Sk, kKeyChunk) (at least 1), ceil(Sk / C) chunks.
+  Expr C = max(min(Sk, kKeyChunk), 1);
+  Expr numChunks = (Sk + C - 1) / C;
+
+  // Halide-order vars: e (value channel), d (head dim), j (key), jj (key in
+  // a chunk), ch (chunk), i (query), ii (query in a block), qb (query
+  // block), h (head), b (batch).
+  Var e("e"), d("d"), j("j"), jj("jj"), ch("ch"), i("i"), ii("ii"), qb("qb"),
+      h("h"), b("b");
+  Expr iq = clamp(i, 0, Sq - 1); // tiles may run past the last query
+  Expr jk = clamp(j, 0, Sk - 1); // and past the last key
+
+  // Algorithm
+  // kt(j, d): K transposed, keys contiguous.
+  Func kin = ctx.func("kin");
+  kin(d, j, h, b) = k.at({b, h, jk, d});
+  Func kt = ctx.func("kt");
+  kt(j, d, h, b) = kin(d, j, h, b);
+
+  RDom rd(0, D, ctx.base + "_d");
+  Func sacc = ctx.func("qk");
+  sacc(j, i, h, b) = 0.0f;
+  sacc(j, i, h, b) += q.at({b, h, iq, rd}) * kt(j, rd, h, b);
+
+  Expr score = sacc(j, i, h, b) * scale;
+  std::vector<Expr> maskIdx = {b, h, iq, jk};
+  if (bias)
+    score = score + bias->at(broadcastIndices(*bias, maskIdx));
+  Expr allowed = Internal::const_true();
+  if (keep)
+    allowed = keep->value(broadcastIndices(*keep, maskIdx));
+  if (causal)
+    allowed = allowed && (j <= i + (Sk - Sq));
+  // Scaled scores (a stored Func), then the masked ones (inlined into their
+  // uses). Halide narrows the region of a Func read in a select arm to
+  // where the condition holds; reading the tiled `raw` there keeps its
+  // register tiles of qk on their grid under the causal mask.
+  Func raw = ctx.func("scores");
+  raw(j, i, h, b) = score;
+  Func s = ctx.func("masked");
+  s(j, i, h, b) = select(allowed, raw(j, i, h, b), fill);
+
+  const float lowestScore = -FLT_MAX;
+  RDom rj(0, C, ctx.base + "_j");
+  Expr key = ch * C + rj;
+  Func bmax = ctx.func("chunk_max");
+  bmax(ch, i, h, b) = lowestScore;
+  bmax(ch, i, h, b) =
+      max(bmax(ch, i, h, b), select(key < Sk, s(key, i, h, b), lowestScore));
+
+  // exp of a non-positive argument, clamped so that it never underflows
+  // through Halide's exp (whose exponent is computed in int32).
+  auto expNeg = [](const Expr &x) { return exp(max(x, -88.0f)); };
+  Func p = ctx.func("weights");
+  p(jj, ch, i, h, b) =
+      select(ch * C + jj < Sk,
+             expNeg(s(ch * C + jj, i, h, b) - bmax(ch, i, h, b)), 0.0f);
+
+  Func bsum = ctx.func("chunk_sum");
+  bsum(ch, i, h, b) = 0.0f;
+  bsum(ch, i, h, b) += p(rj, ch, i, h, b);
+
+  // Value channels: vectors of 16 run past a Dv that is not a multiple of
+  // 16 (computed, never stored); their reads are clamped.
+  bool denseDv = staticDv && *staticDv % kVectorLanes == 0;
+  Expr ev = denseDv ? Expr(e) : min(e, Dv - 1);
+  Func pv = ctx.func("pv");
+  pv(e, ch, i, h, b) = 0.0f;
+  pv(e, ch, i, h, b) +=
+      p(rj, ch, i, h, b) * v.at({b, h, clamp(key, 0, Sk - 1), ev});
+
+  // The running (o, m, l) per query row of a block of kQueryBlock queries.
+  // Under a plain causal mask (no keep, no bias: every row sees key 0), a
+  // chunk that starts after the last key the block's last query sees only
+  // holds weights exp(fill - m) = 0: it is skipped.
+  Expr row = qb * kQueryBlock + ii;
+  RDom rc(0, numChunks, ctx.base + "_chunk");
+  if (causal && !keep && !bias)
+    rc.where(rc * C <= qb * kQueryBlock + (kQueryBlock - 1) + (Sk - Sq));
+  Func acc = ctx.func("acc");
+  acc(e, ii, qb, h, b) = Tuple(0.0f, lowestScore, 0.0f);
+  {
+    Expr mOld = acc(e, ii, qb, h, b)[1];
+    Expr bm = bmax(rc, row, h, b);
+    Expr mNew = max(mOld, bm);
+    Expr alpha = select(mOld == mNew, 1.0f, expNeg(mOld - mNew));
+    Expr beta = select(bm == mNew, 1.0f, expNeg(bm - mNew));
+    acc(e, ii, qb, h, b) =
+        Tuple(acc(e, ii, qb, h, b)[0] * alpha + pv(e, rc, row, h, b) * beta,
+              mNew, acc(e, ii, qb, h, b)[2] * alpha + bsum(rc, row, h, b) * beta);
+  }
+  Func out = ctx.func();
+  {
+    Expr blk = i / kQueryBlock, in = i % kQueryBlock;
+    Expr l = acc(e, in, blk, h, b)[2];
+    out(e, i, h, b) = select(l > 0.0f, acc(e, in, blk, h, b)[0] / l, 0.0f);
+  }
+
+  // Schedule
+  if (ctx.gpu()) {
+    // Every stage a kernel over its pure vars.
+    std::vector<std::pair<Func, std::vector<Var>>> stages = {
+        {kt, {b, h, d, j}},        {sacc, {b, h, i, j}},
+        {raw, {b, h, i, j}},       {bmax, {b, h, i, ch}},
+        {p, {b, h, i, ch, jj}},    {bsum, {b, h, i, ch}},
+        {pv, {b, h, i, ch, e}},    {acc, {b, h, qb, ii, e}}};
+    for (auto &[f, fvars] : stages) {
+      f.compute_root();
+      gpuTileStage(f, fvars);
+      if (f.has_update_definition())
+        gpuTileStage(f.update(), fvars);
+    }
+    gpuTileStage(out, {b, h, i, e});
+    return out;
+  }
+
+  // Tasks: (batch, head); blocks of kQueryBlock queries run inside, each
+  // with its running state (acc) and the current chunk's scores.
+  Var io("io"), in("in");
+  out.split(i, io, in, kQueryBlock, TailStrategy::GuardWithIf);
+  bool vecE = !staticDv || *staticDv >= kVectorLanes;
+  if (vecE)
+    out.vectorize(e, kVectorLanes, outputTail(staticDv, kVectorLanes));
+  Var task = fuseAll(out, {h, b}, "task");
+  out.reorder(e, in, io, task).parallel(task);
+
+  // K^T for the whole head, once per task: 16x16 tiles, loaded along d and
+  // transposed in registers.
+  Var jo("jo"), ji("ji"), dO("dO"), di("di");
+  kt.compute_at(out, task);
+  if (staticD && *staticD % kVectorLanes == 0) {
+    kt.tile(j, d, jo, dO, ji, di, kVectorLanes, kVectorLanes,
+            TailStrategy::RoundUp)
+        .vectorize(ji)
+        .unroll(di);
+    kin.compute_at(kt, jo).vectorize(d).unroll(j);
+  } else {
+    kt.vectorize(j, kVectorLanes, TailStrategy::RoundUp);
+  }
+
+  acc.compute_at(out, io);
+  if (vecE)
+    acc.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
+  // The update: chunks outermost; per chunk, tiles of kPVRows query rows,
+  // each with its P V product in registers.
+  Var ao("ao"), ai("ai");
+  acc.update()
+      .split(ii, ao, ai, kPVRows, TailStrategy::RoundUp)
+      .reorder(e, ai, ao, rc);
+  if (vecE)
+    acc.update().vectorize(e, kVectorLanes, TailStrategy::RoundUp);
+  LoopLevel chunk(acc, rc);
+
+  // Scores: register tiles of kScoreRows x kScoreKeys.
+  Var sjo("sjo"), sji("sji"), sio("sio"), sii("sii");
+  raw.compute_at(chunk)
+      .split(j, sjo, sji, kScoreKeys, TailStrategy::RoundUp)
+      .split(i, sio, sii, kScoreRows, TailStrategy::RoundUp)
+      .reorder(sji, sii, sjo, sio)
+      .vectorize(sji, kVectorLanes)
+      .unroll(sji)
+      .unroll(sii);
+  sacc.compute_at(raw, sjo)
+      .bound_extent(j, kScoreKeys)
+      .bound_extent(i, kScoreRows)
+      .vectorize(j, kVectorLanes)
+      .unroll(j)
+      .unroll(i);
+  sacc.update()
+      .reorder(j, i, rd)
+      .vectorize(j, kVectorLanes)
+      .unroll(j)
+      .unroll(i);
+
+  // Chunk statistics and weights.
+  bmax.compute_at(chunk);
+  vectorizeLanes(bmax, RVar(rj.x), chunk);
+  p.compute_at(chunk).vectorize(jj, kVectorLanes, TailStrategy::RoundUp);
+  bsum.compute_at(chunk);
+  vectorizeLanes(bsum, RVar(rj.x), chunk);
+
+  // P V: kPVRows rows x Dv in registers, keys innermost but one.
+  pv.compute_at(acc, ao);
+  if (staticDv && vecE) {
+    int rounded = static_cast<int>((*staticDv + kVectorLanes - 1) /
+                                   kVectorLanes * kVectorLanes);
+    pv.bound_extent(e, rounded)
+        .bound_extent(i, kPVRows)
+        .vectorize(e, kVectorLanes, TailStrategy::RoundUp)
+        .unroll(e)
+        .unroll(i);
+    pv.update()
+        .reorder(e, i, rj)
+        .vectorize(e, kVectorLanes, TailStrategy::RoundUp)
+        .unroll(e)
+        .unroll(i);
+  } else if (vecE) {
+    pv.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
+    pv.update().reorder(e, i, rj).vectorize(e, kVectorLanes,
+                                            TailStrategy::RoundUp);
+  }
+  return out;
+}
+
+} // namespace
+
+bool isFusedOp(mlir::Operation *op) {
+  return llvm::isa<LinearOp, AddLayerNormOp, FusedAttentionOp>(op);
+}
+
+llvm::Expected<Func> buildFused(KernelContext &ctx) {
+  if (auto linear = llvm::dyn_cast<LinearOp>(ctx.op))
+    return buildLinear(ctx, linear);
+  if (auto ln = llvm::dyn_cast<AddLayerNormOp>(ctx.op))
+    return buildAddLayerNorm(ctx, ln);
+  if (auto attention = llvm::dyn_cast<FusedAttentionOp>(ctx.op))
+    return buildAttention(ctx, attention);
+  return ctx.error("not a fused op");
+}
+
+} // namespace tfc::codegen
