@@ -214,6 +214,58 @@ llvm::Expected<Func> buildCausalMask(KernelContext &ctx, CausalMaskOp op,
   return out;
 }
 
+/// A transpose that moves the innermost axis reads the input with a stride
+/// along the result's innermost axis: a gather per vector. When both axes
+/// involved are static and at least 16 long (weights: nn.Linear's [out, in]
+/// turned into [in, out] once, GPT-2's tied LM head), the result is computed
+/// in 16x16 tiles instead: 16 dense vector loads along the input's rows,
+/// transposed in registers, 16 dense stores. Returns false (leaving the
+/// pointwise schedule to the caller) when it does not apply.
+bool scheduleTiledTranspose(KernelContext &ctx, Func out, TransposeOp op,
+                            const std::vector<Var> &vars) {
+  const TensorInput &in = ctx.inputs[0];
+  int rank = in.rank();
+  llvm::ArrayRef<int64_t> perm = op.getPerm();
+  if (rank < 2 || perm[rank - 1] == rank - 1)
+    return false;
+  // x: the result's innermost axis (input axis perm[rank - 1]); y: the
+  // result axis that reads the input's innermost axis.
+  int yAxis = -1;
+  for (int a = 0; a < rank; ++a)
+    if (perm[a] == rank - 1)
+      yAxis = a;
+  std::optional<int64_t> xExtent = ctx.resultStaticExtent(rank - 1);
+  std::optional<int64_t> yExtent = ctx.resultStaticExtent(yAxis);
+  if (yAxis < 0 || !xExtent || !yExtent || *xExtent < kVectorLanes ||
+      *yExtent < kVectorLanes)
+    return false;
+  Var x = vars[rank - 1], y = vars[yAxis];
+  Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  out.tile(x, y, xo, yo, xi, yi, kVectorLanes, kVectorLanes,
+           TailStrategy::ShiftInwards)
+      .vectorize(xi)
+      .unroll(yi);
+  // Loops, innermost first: xi, yi, xo, yo, then the other axes; tasks are
+  // rows of tiles (yo and the other axes).
+  std::vector<VarOrRVar> order = {xi, yi, xo, yo};
+  std::vector<Var> outer = {yo};
+  for (int a = rank - 1; a >= 0; --a)
+    if (a != rank - 1 && a != yAxis) {
+      order.push_back(vars[a]);
+      outer.push_back(vars[a]);
+    }
+  out.reorder(order);
+  out.parallel(fuseAll(out, outer, "tile_rows"));
+  // The input tile: 16 rows of 16, loaded along the input's innermost axis.
+  ImageParam param = in.param;
+  Func tile = param.in(out);
+  std::vector<Var> args = tile.args();
+  tile.compute_at(out, xo)
+      .vectorize(args[0])
+      .unroll(args[in.hdim(perm[rank - 1])]);
+  return true;
+}
+
 } // namespace
 
 bool isDataMovementOp(mlir::Operation *op) {
@@ -248,6 +300,9 @@ llvm::Expected<Func> buildDataMovement(KernelContext &ctx) {
     return out.takeError();
 
   // Schedule
+  if (auto t = llvm::dyn_cast<TransposeOp>(op); t && !ctx.gpu())
+    if (scheduleTiledTranspose(ctx, *out, t, vars))
+      return out;
   schedulePointwise(ctx, *out, vars, ctx.resultType.getShape());
   return out;
 }

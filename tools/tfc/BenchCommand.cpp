@@ -25,8 +25,6 @@
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/ModelRunner.h"
 
-#include "codegen/KernelBuilder.h"
-#include "codegen/KernelCache.h"
 #include "passes/FlopCount.h"
 #include "runtime/WeightBinding.h"
 
@@ -141,49 +139,6 @@ const std::array<rt::KernelFn, kMaxProfiledKernels> kTrampolines =
 //===----------------------------------------------------------------------===//
 // Inputs
 //===----------------------------------------------------------------------===//
-
-/// Like compileModel (ModelRunner.h), with the optimization pipeline of
-/// DESIGN.md §5 run first unless `options.noFusion` (then the primitive
-/// ops' kernels are compiled, as `tfc run` does without fusion).
-std::optional<CompiledModel> compileForBench(const ModelOptions &options) {
-  CompiledModel model;
-  model.context = makeContext();
-  model.session = openModel(options, *model.context, /*elaborateIR=*/true);
-  if (!model.session || !optimize(*model.session, options))
-    return std::nullopt;
-  llvm::Expected<BuiltPlan> built =
-      buildPlan(*model.session->model.module, codegen::kernelSignature);
-  if (!built) {
-    llvm::errs() << "error: " << llvm::toString(built.takeError()) << "\n";
-    return std::nullopt;
-  }
-  model.built = std::move(*built);
-  auto start = std::chrono::steady_clock::now();
-  model.cache = std::make_unique<codegen::KernelCache>(codegen::hostTarget());
-  const size_t count = model.built.kernelOps.size();
-  bool progress = stderrIsTerminal();
-  for (size_t i = 0; i < count; ++i) {
-    if (progress)
-      llvm::errs() << "\rcompiling kernel " << (i + 1) << "/" << count << " ";
-    llvm::Expected<const codegen::CompiledKernel &> compiled =
-        model.cache->getOrCompile(model.built.kernelOps[i]);
-    if (!compiled) {
-      if (progress)
-        llvm::errs() << "\n";
-      llvm::errs() << "error: compiling kernel "
-                   << model.built.plan.kernels[i].signature << ": "
-                   << llvm::toString(compiled.takeError()) << "\n";
-      return std::nullopt;
-    }
-    model.kernels.push_back(compiled->fn);
-  }
-  model.compileSeconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
-  if (progress)
-    llvm::errs() << "\r";
-  return model;
-}
 
 /// The largest |a - b| over two f32 tensors of one shape (NaN if they
 /// differ in shape or dtype, or either has a NaN where the other has not).
@@ -327,7 +282,7 @@ int runBench(const BenchOptions &options) {
     setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   int threads = threadCount(options.threads);
 
-  std::optional<CompiledModel> model = compileForBench(options.model);
+  std::optional<CompiledModel> model = compileModel(options.model);
   if (!model)
     return 1;
   const rt::PlanEntry *entry = model->entry(options.entry);
@@ -429,7 +384,7 @@ int runBench(const BenchOptions &options) {
     // The same entry, inputs and weights through the primitive ops only.
     ModelOptions plain = options.model;
     plain.noFusion = true;
-    std::optional<CompiledModel> reference = compileForBench(plain);
+    std::optional<CompiledModel> reference = compileModel(plain);
     if (!reference)
       return 1;
     rt::Expected<rt::WeightMap> refWeights =
