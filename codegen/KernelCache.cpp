@@ -57,6 +57,7 @@ KernelCache::getOrCompile(mlir::Operation *op) {
   compiled->name = kernel->name;
   compiled->signature = signature;
   compiled->numInputs = static_cast<int>(kernel->inputs.size());
+  compiled->numOutputs = static_cast<int>(op->getNumResults());
   if (llvm::Error err = withHalideErrors([&] {
         Target target = jitTarget.with_feature(Target::JIT);
         Pipeline pipeline = kernel->pipeline;

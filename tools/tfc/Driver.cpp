@@ -23,12 +23,18 @@ void driver::addModelOptions(CLI::App &command, ModelOptions &options) {
                      "(repeatable)");
 }
 
-void driver::addPipelineOptions(CLI::App &command, ModelOptions &options) {
+/// "verify, canonicalize, cse, ...": the names --disable-pass accepts.
+static std::string pipelinePassList() {
   std::string names;
   for (llvm::StringRef name : defaultPipelinePassNames())
     names += (names.empty() ? "" : ", ") + name.str();
+  return names;
+}
+
+void driver::addPipelineOptions(CLI::App &command, ModelOptions &options) {
   command.add_option("--disable-pass", options.disabledPasses,
-                     "Skip one pass of the pipeline (repeatable): " + names);
+                     "Skip one pass of the pipeline (repeatable): " +
+                         pipelinePassList());
   command.add_flag("--print-ir-after-all", options.printIRAfterAll,
                    "Print the IR after every pass (to stderr)");
   command.add_flag("--no-fusion", options.noFusion,
@@ -39,11 +45,8 @@ bool driver::optimize(Session &session, const ModelOptions &options,
                       FusionReport *report) {
   for (const std::string &name : options.disabledPasses) {
     if (!isPipelinePassName(name)) {
-      std::string names;
-      for (llvm::StringRef known : defaultPipelinePassNames())
-        names += (names.empty() ? "" : ", ") + known.str();
       llvm::errs() << "error: --disable-pass: unknown pass '" << name
-                   << "' (passes: " << names << ")\n";
+                   << "' (passes: " << pipelinePassList() << ")\n";
       return false;
     }
   }
