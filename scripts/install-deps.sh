@@ -7,6 +7,7 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libhalide14-0-dev
   libcli11-dev libgtest-dev nlohmann-json3-dev
+  libpcre2-dev libicu-dev pkg-config  # runtime/tokenizer: GPT-2 regex, Unicode normalization
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
 )
 missing=()
