@@ -1,12 +1,13 @@
-//===- MappedFile.cpp - Read-only file contents, memory-mapped ------------===//
+//===- MappedFile.cpp - A file's contents, read whole into memory ---------===//
 
 #include "runtime/MappedFile.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,75 +26,102 @@ struct FdCloser {
       ::close(fd);
   }
 };
+
+/// "a character device", ... for a file that is not a regular one.
+const char *kindOf(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO (pipe)";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+bool sameVersion(const struct stat &a, const struct stat &b) {
+  return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec && a.st_ino == b.st_ino;
+}
+
+/// Reads exactly `size` bytes at offset 0 of `fd` into `buf`. A file that
+/// ends early was truncated while being read.
+Status readExactly(int fd, uint8_t *buf, size_t size, const std::string &path) {
+  size_t done = 0;
+  while (done < size) {
+    // Linux reads at most 2 GiB per call.
+    size_t chunk = std::min<size_t>(size - done, size_t(1) << 30);
+    ssize_t n = ::pread(fd, buf + done, chunk, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return systemError(path, "cannot read");
+    if (n == 0)
+      return Status::error(path + ": the file shrank from " +
+                           std::to_string(size) + " to " +
+                           std::to_string(done) +
+                           " bytes while being read (is another program "
+                           "rewriting it?)");
+    done += static_cast<size_t>(n);
+  }
+  return Status::success();
+}
 } // namespace
 
 Expected<std::shared_ptr<MappedFile>>
-MappedFile::open(const std::string &path) {
+MappedFile::open(const std::string &path, uint64_t maxBytes) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer; it is refused below anyway. Regular files ignore the flag.
   int fd;
   do
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   while (fd < 0 && errno == EINTR);
   if (fd < 0)
     return systemError(path, "cannot open");
   FdCloser closer{fd};
 
-  struct stat st;
-  if (::fstat(fd, &st) != 0)
+  struct stat before;
+  if (::fstat(fd, &before) != 0)
     return systemError(path, "cannot stat");
-  if (S_ISDIR(st.st_mode))
+  if (S_ISDIR(before.st_mode))
     return Status::error(path + ": is a directory, not a file");
+  if (!S_ISREG(before.st_mode))
+    return Status::error(path + ": is " + kindOf(before.st_mode) +
+                         ", not a regular file; tfc reads only regular files");
+  const uint64_t size = static_cast<uint64_t>(before.st_size);
+  if (size > maxBytes)
+    return Status::error(path + ": is " + std::to_string(size) +
+                         " bytes, more than the limit of " +
+                         std::to_string(maxBytes));
+  if (size > static_cast<uint64_t>(SIZE_MAX / 2))
+    return Status::error(path + ": is too large to read (" +
+                         std::to_string(size) + " bytes)");
 
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->name = path;
-
-  if (S_ISREG(st.st_mode)) {
-    file->length = static_cast<size_t>(st.st_size);
-    if (file->length == 0)
-      return file; // mmap of length 0 is an error; an empty file is not.
-    // MAP_NORESERVE: a writable private mapping would otherwise be charged
-    // in full against the kernel's overcommit limit, and mapping a checkpoint
-    // larger than RAM + swap (only a fraction of it is ever resident) would
-    // fail for no reason.
-    void *p = ::mmap(nullptr, file->length, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_NORESERVE, fd, 0);
-    if (p == MAP_FAILED)
-      return systemError(path, "cannot map");
-    file->bytes = static_cast<uint8_t *>(p);
-    file->mapped = true;
+  if (size == 0)
     return file;
-  }
+  // 64-byte aligned, like Tensor's own storage: f32 tensors stored at
+  // aligned offsets are handed out as views of this block.
+  void *block = nullptr;
+  if (::posix_memalign(&block, 64, static_cast<size_t>(size)) != 0)
+    return Status::error(path + ": out of memory reading the file (" +
+                         std::to_string(size) + " bytes)");
+  file->heap.reset(static_cast<uint8_t *>(block));
+  TFC_RT_RETURN_IF_ERROR(
+      readExactly(fd, file->heap.get(), static_cast<size_t>(size), path));
 
-  // Not mappable (pipe, character device): read it all. The buffer is grown
-  // with realloc so that running out of memory is an error value, not a
-  // std::bad_alloc that -fno-exceptions code cannot catch.
-  size_t capacity = 0, size = 0;
-  uint8_t *buf = nullptr;
-  for (;;) {
-    if (size == capacity) {
-      size_t grown = capacity ? capacity * 2 : (size_t(1) << 16);
-      auto *q = static_cast<uint8_t *>(std::realloc(buf, grown));
-      if (!q) {
-        std::free(buf);
-        return Status::error(path + ": out of memory reading the file");
-      }
-      buf = q;
-      capacity = grown;
-    }
-    ssize_t n = ::read(fd, buf + size, capacity - size);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      Status s = systemError(path, "cannot read");
-      std::free(buf);
-      return s;
-    }
-    if (n == 0)
-      break;
-    size += static_cast<size_t>(n);
-  }
-  file->heap.reset(buf);
-  file->length = size;
-  file->bytes = size ? buf : nullptr;
+  struct stat after;
+  if (::fstat(fd, &after) != 0)
+    return systemError(path, "cannot stat");
+  if (!sameVersion(before, after))
+    return Status::error(path + ": the file changed while being read (is "
+                                "another program rewriting it?)");
+  file->length = static_cast<size_t>(size);
+  file->bytes = file->heap.get();
   return file;
 }
 
@@ -105,11 +133,6 @@ std::shared_ptr<MappedFile> MappedFile::fromBytes(std::vector<uint8_t> bytes,
   file->length = file->owned.size();
   file->bytes = file->owned.empty() ? nullptr : file->owned.data();
   return file;
-}
-
-MappedFile::~MappedFile() {
-  if (mapped)
-    ::munmap(bytes, length);
 }
 
 } // namespace tfc::rt

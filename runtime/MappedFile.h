@@ -1,17 +1,22 @@
-//===- MappedFile.h - Read-only file contents, memory-mapped ----*- C++ -*-===//
+//===- MappedFile.h - A file's contents, read whole into memory -*- C++ -*-===//
 //
-// Checkpoints are large (GPT-2 large is 3 GB of f32), so they are mmap'ed
-// rather than read: loading is then O(header), pages come in on first touch,
-// and f32 tensors can be handed to generated code as zero-copy views.
+// Checkpoints and inputs are read once, whole, into 64-byte-aligned memory
+// that this object owns (aligned f32 tensors are handed to generated code as
+// zero-copy views of it). The name is historical: files used to be mmap'ed,
+// but a mapped file that another process truncates (what
+// `safetensors.save_file` to the same path does) kills the reader with
+// SIGBUS on the next touch of a lost page, anywhere, in any kernel thread;
+// and one rewritten in place changes the weights under a running model.
+// Reading gives a snapshot instead: once open() returns, nothing that
+// happens to the file can change or invalidate the bytes.
 //
-// The mapping is MAP_PRIVATE and writable: the file itself can never be
-// modified through it, but a (mistaken) write by generated code into a weight
-// buffer is a private copy-on-write rather than a segfault.
-//
-// Files that cannot be mapped (pipes, /dev/stdin) are read into memory
-// instead, so callers never need to care which happened. An mmap failure of
-// a regular file is reported, not retried as a read: that would only fail
-// later for the same reason (usually lack of memory).
+// open() reads exactly the size fstat reported and checks, after reading,
+// that the file still has that size and modification time; a file that
+// shrank, grew or was rewritten while being read is refused, naming it.
+// Only regular files are read: directories, character and block devices
+// (/dev/zero would never end), FIFOs and sockets are refused with a message
+// that says what the path is. A size limit, when given, is checked before
+// anything is allocated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,9 +36,12 @@ namespace tfc::rt {
 
 class MappedFile {
 public:
-  /// Maps (or reads) the whole file at `path`. Errors name the path and the
-  /// system's reason ("No such file or directory", "is a directory").
-  static Expected<std::shared_ptr<MappedFile>> open(const std::string &path);
+  /// Reads the whole regular file at `path`. Errors name the path and the
+  /// reason ("No such file or directory", "is a character device, not a
+  /// regular file", "is 20 bytes, more than the limit of 16", "changed while
+  /// being read").
+  static Expected<std::shared_ptr<MappedFile>>
+  open(const std::string &path, uint64_t maxBytes = UINT64_MAX);
 
   /// Wraps bytes already in memory (tests, fuzzers, embedded checkpoints).
   /// `displayName` is used in error messages in place of a path.
@@ -42,15 +50,13 @@ public:
 
   MappedFile(const MappedFile &) = delete;
   MappedFile &operator=(const MappedFile &) = delete;
-  ~MappedFile();
+  ~MappedFile() = default;
 
   const std::string &path() const { return name; }
   size_t size() const { return length; }
-  /// Null only for an empty file.
+  /// Null only for an empty file. 64-byte aligned when read by open().
   const uint8_t *data() const { return bytes; }
   uint8_t *data() { return bytes; }
-  /// True when the contents are an mmap of the file (not a heap copy).
-  bool isMapped() const { return mapped; }
 
 private:
   MappedFile() = default;
@@ -58,11 +64,10 @@ private:
   std::string name;
   uint8_t *bytes = nullptr;
   size_t length = 0;
-  bool mapped = false;
   struct FreeDeleter {
     void operator()(uint8_t *p) const { std::free(p); }
   };
-  std::unique_ptr<uint8_t, FreeDeleter> heap; // Contents read from a pipe.
+  std::unique_ptr<uint8_t, FreeDeleter> heap; // Contents read by open().
   std::vector<uint8_t> owned;                 // Contents from fromBytes().
 };
 

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <unistd.h>
 
 using namespace tfc::rt;
 using namespace tfc::rt::test;
@@ -156,6 +157,41 @@ TEST_F(SafetensorsTest, ViewsOutliveTheFileObject) {
     view = *f->loadF32("x");
   }
   EXPECT_EQ(view.dataAs<float>()[1], 5.0f);
+}
+
+// A checkpoint truncated or rewritten while tfc has it open (what
+// safetensors.save_file to the same path does) must neither kill the
+// process (SIGBUS, as it did with a mapped file) nor change the weights:
+// the file is read whole when opened (docs/runtime.md, "Checkpoints").
+TEST_F(SafetensorsTest, TruncatedWhileOpenKeepsTheWeightsRead) {
+  std::string path = tmp.path("w.safetensors");
+  std::vector<float> values(10000);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.5f;
+  ASSERT_TRUE(writeSafetensors(
+                  path, {{"w", *Tensor::fromF32({100, 100}, values)}})
+                  .ok());
+  Expected<SafetensorsFile> f = SafetensorsFile::open(path);
+  ASSERT_TRUE(f.ok()) << f.message();
+  Expected<Tensor> w = f->loadF32("w");
+  ASSERT_TRUE(w.ok()) << w.message();
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  ASSERT_TRUE(
+      writeSafetensors(path, {{"w", *Tensor::fromF32({1}, {-1})}}).ok());
+  // Both the view taken before and a tensor taken after see the old bytes.
+  Expected<Tensor> again = f->loadF32("w");
+  ASSERT_TRUE(again.ok()) << again.message();
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(w->dataAs<float>()[i], values[i]) << i;
+    ASSERT_EQ(again->dataAs<float>()[i], values[i]) << i;
+  }
+}
+
+TEST_F(SafetensorsTest, RefusesDevices) {
+  Expected<SafetensorsFile> f = SafetensorsFile::open("/dev/zero");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.message(), "/dev/zero: is a character device, not a regular "
+                         "file; tfc reads only regular files");
 }
 
 TEST_F(SafetensorsTest, LoadF32ConvertsHalfTypes) {
