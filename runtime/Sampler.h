@@ -121,20 +121,27 @@ public:
 private:
   explicit Sampler(const SamplerOptions &options)
       : opts(options), gen(options.seed) {}
+  Status filter(const float *logits, size_t vocab, const int32_t *previous,
+                size_t numPrevious);
   Status prepare(const float *logits, size_t vocab, const int32_t *previous,
                  size_t numPrevious);
+  int32_t argmax() const;
   void applyTopK();
+  void computeWeights();
   void applyTopP();
   void applyMinP();
-  int32_t argmax() const;
+  void compact();
 
   SamplerOptions opts;
   Rng gen;
-  // Scratch reused across calls (sized to the vocabulary).
-  std::vector<double> scores;   // penalized, temperature-scaled logits
-  std::vector<double> weights;  // exp(score - max); 0 once filtered out
-  std::vector<int32_t> order;   // candidate ids for selection and sorting
+  // Scratch reused across calls.
+  std::vector<double> scores;   // penalized, temperature-scaled logits by id
+  std::vector<int32_t> candIds; // surviving ids, ascending
+  std::vector<double> candW;    // their weights exp(score - max)
+  std::vector<uint32_t> order;  // positions into candIds, for sorting
   std::vector<double> selectBuf;
+  std::vector<int32_t> prevIds; // distinct penalized ids
+  double maxScore = 0;
 };
 
 } // namespace tfc::rt
