@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -128,52 +129,67 @@ Status Sampler::prepare(const float *logits, size_t vocab,
   if (numPrevious && !previous)
     return Status::error("sampler: previous ids missing");
   scores.resize(vocab);
+  bool anyNaN = false;
   for (size_t i = 0; i < vocab; ++i) {
-    if (std::isnan(logits[i]))
-      return Status::error("sampler: logit " + std::to_string(i) + " is NaN");
+    anyNaN |= std::isnan(logits[i]);
     scores[i] = static_cast<double>(logits[i]);
   }
+  if (anyNaN)
+    for (size_t i = 0; i < vocab; ++i)
+      if (std::isnan(logits[i]))
+        return Status::error("sampler: logit " + std::to_string(i) +
+                             " is NaN");
   TFC_RT_RETURN_IF_ERROR(applyPenalty(scores, opts.repetitionPenalty,
                                       previous, numPrevious, prevIds));
   double temperature = opts.greedy ? 1.0 : opts.temperature;
-  maxScore = -std::numeric_limits<double>::infinity();
-  candIds.clear();
-  for (size_t i = 0; i < vocab; ++i) {
-    if (temperature != 1.0)
-      scores[i] /= temperature;
-    maxScore = std::max(maxScore, scores[i]);
-    if (scores[i] != -std::numeric_limits<double>::infinity())
-      candIds.push_back(static_cast<int32_t>(i));
-  }
-  if (candIds.empty())
+  if (temperature != 1.0)
+    for (double &x : scores)
+      x /= temperature;
+  maxScore = *std::max_element(scores.begin(), scores.end());
+  if (maxScore == -std::numeric_limits<double>::infinity())
     return Status::error("sampler: every logit is -inf");
   return Status::success();
 }
 
 int32_t Sampler::argmax() const {
-  // prepare() leaves candIds ascending, so the first maximum is the lowest id.
-  int32_t best = candIds.front();
-  for (int32_t id : candIds)
-    if (scores[id] > scores[best])
-      best = id;
-  return best;
+  // max_element returns the first maximum: the lowest id on ties.
+  return static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) -
+                              scores.begin());
 }
 
+/// The k-th largest score (counting repeats, like torch.topk), or -inf when
+/// fewer than k scores are finite-or-+inf. A min-heap of the k best: O(V log k)
+/// in the worst case, O(V) comparisons typically.
+static double kthLargest(const std::vector<double> &scores, size_t k,
+                         std::vector<double> &heap) {
+  heap.clear();
+  auto greater = std::greater<double>();
+  for (double x : scores) {
+    if (heap.size() < k) {
+      if (x == -std::numeric_limits<double>::infinity())
+        continue;
+      heap.push_back(x);
+      std::push_heap(heap.begin(), heap.end(), greater);
+    } else if (x > heap.front()) {
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      heap.back() = x;
+      std::push_heap(heap.begin(), heap.end(), greater);
+    }
+  }
+  return heap.size() < k ? -std::numeric_limits<double>::infinity()
+                         : heap.front();
+}
+
+/// candIds = every id whose score is >= the k-th largest (all non--inf ids
+/// when top-k is off or k is at least their number).
 void Sampler::applyTopK() {
-  size_t k = static_cast<size_t>(opts.topK);
-  if (k == 0 || k >= candIds.size())
-    return;
-  selectBuf.resize(candIds.size());
-  for (size_t i = 0; i < candIds.size(); ++i)
-    selectBuf[i] = scores[candIds[i]];
-  std::nth_element(selectBuf.begin(), selectBuf.begin() + (k - 1),
-                   selectBuf.end(), std::greater<double>());
-  double kth = selectBuf[k - 1];
-  size_t out = 0;
-  for (int32_t id : candIds)
-    if (scores[id] >= kth)
-      candIds[out++] = id;
-  candIds.resize(out);
+  double kth = -std::numeric_limits<double>::infinity();
+  if (opts.topK > 0 && static_cast<size_t>(opts.topK) < scores.size())
+    kth = kthLargest(scores, static_cast<size_t>(opts.topK), selectBuf);
+  candIds.clear();
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (scores[i] >= kth && scores[i] != -std::numeric_limits<double>::infinity())
+      candIds.push_back(static_cast<int32_t>(i));
 }
 
 /// exp(score - max) for every candidate; with a +inf maximum, the limit of
@@ -201,24 +217,29 @@ void Sampler::compact() {
   candW.resize(out);
 }
 
-void Sampler::applyTopP() {
-  if (opts.topP >= 1.0f)
-    return;
-  size_t n = candIds.size();
-  double total = 0;
-  for (double w : candW)
-    total += w;
-  double limit = static_cast<double>(opts.topP) * total;
+/// 0 for weight 1, b for weights in [2^-b, 2^-(b-1)) (b <= 64), 65 for 0.
+/// Read off the IEEE exponent field; weights are in [0, 1].
+static int weightBucket(double w) {
+  if (w <= 0)
+    return 65;
+  uint64_t bits;
+  std::memcpy(&bits, &w, sizeof(bits));
+  int biased = static_cast<int>((bits >> 52) & 0x7FF);
+  return std::min(64, 1023 - biased);
+}
+
+/// Walks `positions` (a prefix of the descending order, as a set) in
+/// descending order and finds how many ranks top-p keeps: rank r is kept
+/// while r == 0 or the mass of ranks < r is below `limit`. Returns false when
+/// the answer lies beyond the given positions.
+bool Sampler::nucleus(double limit, size_t &kept) {
+  size_t n = order.size();
   // Descending by score; ties: the higher id first (the order in which HF's
   // stable ascending sort would meet them from the top).
   auto before = [&](uint32_t a, uint32_t b) {
     double sa = scores[candIds[a]], sb = scores[candIds[b]];
     return sa > sb || (sa == sb && a > b);
   };
-  order.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    order[i] = static_cast<uint32_t>(i);
-  size_t kept = n;
   for (size_t m = std::min<size_t>(n, 64);; m = std::min(n, m * 4)) {
     std::nth_element(order.begin(), order.begin() + (m - 1), order.end(),
                      before);
@@ -230,10 +251,48 @@ void Sampler::applyTopP() {
         break;
       mass += candW[order[r]];
     }
-    if (r < m || m == n) {
+    if (r < m || (m == n && (mass >= limit || n == candIds.size()))) {
       kept = r;
+      return true;
+    }
+    if (m == n)
+      return false;
+  }
+}
+
+void Sampler::applyTopP() {
+  if (opts.topP >= 1.0f)
+    return;
+  size_t n = candIds.size();
+  double total = 0;
+  for (double w : candW)
+    total += w;
+  double limit = static_cast<double>(opts.topP) * total;
+  // Only the heaviest weights can be in the nucleus: sum the mass per binary
+  // exponent, and sort just the buckets needed to pass the limit (a prefix of
+  // the descending order). Fall back to every candidate if that was short.
+  double bucketMass[66] = {};
+  for (double w : candW)
+    bucketMass[weightBucket(w)] += w;
+  int last = 65;
+  double acc = 0;
+  for (int b = 0; b < 66; ++b) {
+    acc += bucketMass[b];
+    if (acc > limit * (1 + 1e-9)) {
+      last = b;
       break;
     }
+  }
+  order.clear();
+  for (size_t i = 0; i < n; ++i)
+    if (weightBucket(candW[i]) <= last)
+      order.push_back(static_cast<uint32_t>(i));
+  size_t kept = 0;
+  if (!nucleus(limit, kept)) {
+    order.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      order[i] = static_cast<uint32_t>(i);
+    (void)nucleus(limit, kept);
   }
   selectBuf.assign(n, 0);
   for (size_t r = 0; r < kept; ++r)

@@ -128,6 +128,7 @@ private:
   int32_t argmax() const;
   void applyTopK();
   void computeWeights();
+  bool nucleus(double limit, size_t &kept);
   void applyTopP();
   void applyMinP();
   void compact();

@@ -1,0 +1,283 @@
+//===- SamplerTest.cpp - Sampler and Rng against the Python reference -----===//
+//
+// Expected values come from tools/gen_sampler_fixtures.py, which reimplements
+// the RNG and the pipeline in Python and checks its kept sets against HF's own
+// logits processors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Sampler.h"
+
+#include "SamplerFixture.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace tfc::rt;
+using namespace tfc::rt::test;
+
+namespace {
+
+SafetensorsFile openSamplerFixture() {
+  Expected<SafetensorsFile> f =
+      SafetensorsFile::open(samplerFixturePath("sampler.safetensors"));
+  EXPECT_TRUE(f.ok()) << f.message();
+  return f.take();
+}
+
+TEST(SamplerRng, StreamsMatchReference) {
+  SafetensorsFile f = openSamplerFixture();
+  auto seeds = fixtureValues<uint64_t>(f, "rng.seeds");
+  auto u64s = fixtureValues<uint64_t>(f, "rng.u64");
+  auto doubles = fixtureValues<double>(f, "rng.double");
+  ASSERT_TRUE(seeds && u64s && doubles);
+  ASSERT_GE(seeds->size(), 3u);
+  size_t n = u64s->size() / seeds->size();
+  ASSERT_EQ(n, 64u);
+  for (size_t s = 0; s < seeds->size(); ++s) {
+    Rng a((*seeds)[s]), b((*seeds)[s]);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(a.nextU64(), (*u64s)[s * n + i]) << "seed " << s << " #" << i;
+      double d = b.nextDouble();
+      ASSERT_EQ(d, (*doubles)[s * n + i]) << "seed " << s << " #" << i;
+      ASSERT_GE(d, 0.0);
+      ASSERT_LT(d, 1.0);
+    }
+  }
+}
+
+TEST(SamplerRng, SplitMix64KnownValue) {
+  // First output of SplitMix64 from state 0 (the published test vector).
+  uint64_t state = 0;
+  EXPECT_EQ(splitMix64(state), 0xE220A8397B1DCDAFULL);
+  EXPECT_EQ(state, 0x9E3779B97F4A7C15ULL);
+}
+
+struct FixtureCase {
+  std::string name;
+  std::vector<float> logits;
+  SamplerOptions opts;
+  std::vector<int32_t> prev, expected, kept;
+  std::vector<double> probs;
+  int64_t keptCount = 0;
+};
+
+bool loadCase(const SafetensorsFile &f, int n, FixtureCase &c) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "case%02d", n);
+  std::string p = buf;
+  c.name = p;
+  auto logitsName = f.metadata().find(p + ".logits");
+  if (logitsName == f.metadata().end()) {
+    ADD_FAILURE() << p << ": no logits name";
+    return false;
+  }
+  auto logits = fixtureValues<float>(f, logitsName->second);
+  auto of = fixtureValues<double>(f, p + ".opts_f");
+  auto oi = fixtureValues<int64_t>(f, p + ".opts_i");
+  auto prev = fixtureValues<int32_t>(f, p + ".prev");
+  auto expected = fixtureValues<int32_t>(f, p + ".expected");
+  auto count = fixtureValues<int64_t>(f, p + ".kept_count");
+  if (!logits || !of || !oi || !prev || !expected || !count)
+    return false;
+  c.logits = *logits;
+  c.opts.temperature = static_cast<float>((*of)[0]);
+  c.opts.topP = static_cast<float>((*of)[1]);
+  c.opts.minP = static_cast<float>((*of)[2]);
+  c.opts.repetitionPenalty = static_cast<float>((*of)[3]);
+  c.opts.greedy = (*oi)[0] != 0;
+  c.opts.topK = static_cast<int>((*oi)[1]);
+  c.opts.seed = static_cast<uint64_t>((*oi)[2]);
+  c.prev = *prev;
+  c.expected = *expected;
+  c.keptCount = (*count)[0];
+  if (f.contains(p + ".kept")) {
+    c.kept = *fixtureValues<int32_t>(f, p + ".kept");
+    c.probs = *fixtureValues<double>(f, p + ".probs");
+  }
+  return true;
+}
+
+TEST(Sampler, DrawsMatchReferenceForEveryFixtureCase) {
+  SafetensorsFile f = openSamplerFixture();
+  int numCases = std::stoi(f.metadata().at("num_cases"));
+  ASSERT_GE(numCases, 20);
+  size_t draws = 0;
+  for (int n = 0; n < numCases; ++n) {
+    FixtureCase c;
+    ASSERT_TRUE(loadCase(f, n, c));
+    SCOPED_TRACE(c.name);
+    Expected<Sampler> s = Sampler::create(c.opts);
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (size_t i = 0; i < c.expected.size(); ++i) {
+      Expected<int32_t> id = s->sample(c.logits, c.prev);
+      ASSERT_TRUE(id.ok()) << id.message();
+      ASSERT_EQ(*id, c.expected[i]) << "draw " << i;
+      ++draws;
+    }
+  }
+  EXPECT_GT(draws, 5000u);
+}
+
+TEST(Sampler, KeptSetsAndProbabilitiesMatchReference) {
+  SafetensorsFile f = openSamplerFixture();
+  int numCases = std::stoi(f.metadata().at("num_cases"));
+  for (int n = 0; n < numCases; ++n) {
+    FixtureCase c;
+    ASSERT_TRUE(loadCase(f, n, c));
+    SCOPED_TRACE(c.name);
+    Sampler s = Sampler::create(c.opts).take();
+    auto dist = s.distribution(c.logits.data(), c.logits.size(),
+                               c.prev.data(), c.prev.size());
+    ASSERT_TRUE(dist.ok()) << dist.message();
+    ASSERT_EQ(static_cast<int64_t>(dist->size()), c.keptCount);
+    double total = 0;
+    for (const TokenProb &tp : *dist)
+      total += tp.prob;
+    EXPECT_NEAR(total, 1.0, 1e-12);
+    if (c.kept.empty())
+      continue;
+    for (size_t i = 0; i < dist->size(); ++i) {
+      EXPECT_EQ((*dist)[i].id, c.kept[i]);
+      EXPECT_NEAR((*dist)[i].prob, c.probs[i], 1e-12 + 1e-12 * c.probs[i]);
+    }
+  }
+}
+
+TEST(Sampler, GreedyTakesLowestIdOnTies) {
+  SamplerOptions o;
+  o.greedy = true;
+  Sampler s = Sampler::create(o).take();
+  std::vector<float> logits = {1, 5, 2, 5, 5, -1};
+  EXPECT_EQ(*s.sample(logits), 1);
+  // A greedy draw consumes no random numbers.
+  Rng fresh(o.seed);
+  EXPECT_EQ(s.rng().nextU64(), fresh.nextU64());
+  // The repetition penalty applies first: 5 / 2 = 2.5 loses to the third 5.
+  o.repetitionPenalty = 2.0f;
+  Sampler p = Sampler::create(o).take();
+  EXPECT_EQ(*p.sample(logits, {1, 3}), 4);
+  std::vector<float> infs = {-INFINITY, INFINITY, 0, INFINITY};
+  EXPECT_EQ(*s.sample(infs), 1);
+}
+
+TEST(Sampler, TopKKeepsEveryTieAtTheBoundary) {
+  SamplerOptions o;
+  o.topK = 2;
+  Sampler s = Sampler::create(o).take();
+  std::vector<float> logits = {0, 3, 1, 3, 3, 2};
+  auto dist = s.distribution(logits.data(), logits.size());
+  ASSERT_TRUE(dist.ok());
+  ASSERT_EQ(dist->size(), 3u);
+  EXPECT_EQ((*dist)[0].id, 1);
+  EXPECT_EQ((*dist)[1].id, 3);
+  EXPECT_EQ((*dist)[2].id, 4);
+  EXPECT_DOUBLE_EQ((*dist)[0].prob, 1.0 / 3);
+}
+
+TEST(Sampler, PositiveInfinityIsUniformOverInfiniteLogits) {
+  SamplerOptions o;
+  o.seed = 9;
+  Sampler s = Sampler::create(o).take();
+  std::vector<float> logits = {0, INFINITY, 50, INFINITY, -INFINITY};
+  auto dist = s.distribution(logits.data(), logits.size());
+  ASSERT_TRUE(dist.ok());
+  for (const TokenProb &tp : *dist)
+    EXPECT_EQ(tp.prob, (tp.id == 1 || tp.id == 3) ? 0.5 : 0.0) << tp.id;
+  int counts[5] = {};
+  for (int i = 0; i < 400; ++i)
+    ++counts[*s.sample(logits)];
+  EXPECT_EQ(counts[0] + counts[2] + counts[4], 0);
+  EXPECT_GT(counts[1], 150);
+  EXPECT_GT(counts[3], 150);
+}
+
+TEST(Sampler, BadLogitsAreErrorsAndConsumeNothing) {
+  Sampler s = Sampler::create(SamplerOptions()).take();
+  std::vector<float> nan = {0, 1, std::numeric_limits<float>::quiet_NaN()};
+  auto r = s.sample(nan);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "sampler: logit 2 is NaN");
+  std::vector<float> allNegInf(4, -INFINITY);
+  r = s.sample(allNegInf);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "sampler: every logit is -inf");
+  r = s.sample(std::vector<float>{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "sampler: no logits (vocab 0)");
+  std::vector<float> ok = {0, 1};
+  r = s.sample(ok, {0, 2});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(),
+            "sampler: previous token 1 (id 2) is out of range for vocab 2");
+  Rng fresh(0);
+  EXPECT_EQ(s.rng().nextU64(), fresh.nextU64());
+}
+
+TEST(Sampler, OptionValidationNamesTheOption) {
+  auto check = [](SamplerOptions o, const std::string &msg) {
+    Expected<Sampler> s = Sampler::create(o);
+    ASSERT_FALSE(s.ok()) << msg;
+    EXPECT_EQ(s.message(), msg);
+  };
+  SamplerOptions o;
+  o.temperature = 0;
+  check(o, "sampler: temperature must be > 0 and finite, got 0");
+  o.temperature = -1.5f;
+  check(o, "sampler: temperature must be > 0 and finite, got -1.5");
+  o.greedy = true; // temperature is ignored when greedy
+  EXPECT_TRUE(Sampler::create(o).ok());
+  o = SamplerOptions();
+  o.topK = -1;
+  check(o, "sampler: topK must be >= 0 (0 = off), got -1");
+  o = SamplerOptions();
+  o.topP = 0;
+  check(o, "sampler: topP must be in (0, 1], got 0");
+  o.topP = 1.5f;
+  check(o, "sampler: topP must be in (0, 1], got 1.5");
+  o.topP = std::numeric_limits<float>::quiet_NaN();
+  check(o, "sampler: topP must be in (0, 1], got nan");
+  o = SamplerOptions();
+  o.minP = -0.25f;
+  check(o, "sampler: minP must be in [0, 1], got -0.25");
+  o = SamplerOptions();
+  o.repetitionPenalty = 0;
+  check(o, "sampler: repetitionPenalty must be > 0 and finite, got 0");
+  o.repetitionPenalty = INFINITY;
+  check(o, "sampler: repetitionPenalty must be > 0 and finite, got inf");
+}
+
+TEST(Sampler, Gpt2SizedDrawIsFast) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> logits(50257);
+  for (float &x : logits)
+    x = normal(gen);
+  SamplerOptions o;
+  o.temperature = 0.8f;
+  o.topK = 50;
+  o.topP = 0.95f;
+  SamplerOptions full; // no top-k: the top-p sort covers a long prefix
+  full.topP = 0.9f;
+  for (const SamplerOptions &opts : {o, full}) {
+    Sampler s = Sampler::create(opts).take();
+    const int reps = 50;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i)
+      ASSERT_TRUE(s.sample(logits).ok());
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count() /
+                reps;
+    RecordProperty(opts.topK ? "ms_per_draw_topk" : "ms_per_draw_topp",
+                   std::to_string(ms));
+    // Generous bound for a shared, unoptimized build; typical is far lower.
+    EXPECT_LT(ms, 20.0) << "topK " << opts.topK;
+  }
+}
+
+} // namespace
