@@ -236,9 +236,9 @@ Status validateBeamOptions(const BeamOptions &o, size_t vocab) {
   if (o.minNewTokens < 0)
     return Status::error("beam search: minNewTokens must be >= 0, got " +
                          std::to_string(o.minNewTokens));
-  if (vocab < 2 || vocab > static_cast<size_t>(
-                               std::numeric_limits<int32_t>::max()) /
-                               static_cast<size_t>(o.numBeams))
+  if (vocab < 2 ||
+      vocab > static_cast<size_t>(std::numeric_limits<int32_t>::max()) /
+                  static_cast<size_t>(o.numBeams))
     return Status::error("beam search: vocab " + std::to_string(vocab) +
                          " must be >= 2 and numBeams * vocab must fit int32");
   if (o.eosId < -1 || (o.eosId >= 0 && static_cast<size_t>(o.eosId) >= vocab))

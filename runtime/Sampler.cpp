@@ -137,10 +137,9 @@ Status Sampler::prepare(const float *logits, size_t vocab,
   if (anyNaN)
     for (size_t i = 0; i < vocab; ++i)
       if (std::isnan(logits[i]))
-        return Status::error("sampler: logit " + std::to_string(i) +
-                             " is NaN");
-  TFC_RT_RETURN_IF_ERROR(applyPenalty(scores, opts.repetitionPenalty,
-                                      previous, numPrevious, prevIds));
+        return Status::error("sampler: logit " + std::to_string(i) + " is NaN");
+  TFC_RT_RETURN_IF_ERROR(applyPenalty(scores, opts.repetitionPenalty, previous,
+                                      numPrevious, prevIds));
   double temperature = opts.greedy ? 1.0 : opts.temperature;
   if (temperature != 1.0)
     for (double &x : scores)
@@ -188,7 +187,8 @@ void Sampler::applyTopK() {
     kth = kthLargest(scores, static_cast<size_t>(opts.topK), selectBuf);
   candIds.clear();
   for (size_t i = 0; i < scores.size(); ++i)
-    if (scores[i] >= kth && scores[i] != -std::numeric_limits<double>::infinity())
+    if (scores[i] >= kth &&
+        scores[i] != -std::numeric_limits<double>::infinity())
       candIds.push_back(static_cast<int32_t>(i));
 }
 
@@ -331,8 +331,7 @@ Status Sampler::filter(const float *logits, size_t vocab,
 //===----------------------------------------------------------------------===//
 
 Expected<int32_t> Sampler::sample(const float *logits, size_t vocab,
-                                  const int32_t *previous,
-                                  size_t numPrevious) {
+                                  const int32_t *previous, size_t numPrevious) {
   TFC_RT_RETURN_IF_ERROR(filter(logits, vocab, previous, numPrevious));
   if (opts.greedy)
     return candIds.front();
@@ -355,13 +354,13 @@ Expected<int32_t> Sampler::sample(const float *logits, size_t vocab,
 
 Expected<int32_t> Sampler::sample(const std::vector<float> &logits,
                                   const std::vector<int32_t> &previous) {
-  return sample(logits.data(), logits.size(), previous.data(),
-                previous.size());
+  return sample(logits.data(), logits.size(), previous.data(), previous.size());
 }
 
-Expected<std::vector<TokenProb>>
-Sampler::distribution(const float *logits, size_t vocab,
-                      const int32_t *previous, size_t numPrevious) {
+Expected<std::vector<TokenProb>> Sampler::distribution(const float *logits,
+                                                       size_t vocab,
+                                                       const int32_t *previous,
+                                                       size_t numPrevious) {
   TFC_RT_RETURN_IF_ERROR(filter(logits, vocab, previous, numPrevious));
   double total = 0;
   for (double w : candW)

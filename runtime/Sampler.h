@@ -1,4 +1,5 @@
-//===- Sampler.h - Seeded token sampling (HF transformers order) -*- C++ -*-===//
+//===- Sampler.h - Seeded token sampling (HF transformers order) -*- C++
+//-*-===//
 //
 // Picks the next token from a row of logits. The semantics follow Hugging
 // Face transformers 4.47 (`generate(do_sample=True)`), in this order:

@@ -266,7 +266,9 @@ def u64_as_i64(values):
 def gen_sampler(path):
     logits = make_logits()
     tensors = {f"logits.{k}": v for k, v in logits.items()}
-    meta = {"num_cases": str(len(SAMPLER_CASES))}
+    # One metadata key only: safetensors writes metadata in hash order, and a
+    # single key keeps the file byte-identical from run to run.
+    meta = {"case_logits": ",".join(f"logits.{c[0]}" for c in SAMPLER_CASES)}
     for n, (name, o, prev, draws) in enumerate(SAMPLER_CASES):
         x = logits[name]
         cand, w = filter_reference(x, o, prev)
@@ -279,7 +281,6 @@ def gen_sampler(path):
         ids = [cand[0] if o["greedy"] else draw_reference(cand, w, rng)
                for _ in range(draws)]
         c = f"case{n:02d}"
-        meta[f"{c}.logits"] = f"logits.{name}"
         tensors[f"{c}.opts_f"] = np.array(
             [f32(o["temperature"]), f32(o["top_p"]), f32(o["min_p"]),
              f32(o["repetition_penalty"])], dtype=np.float64)

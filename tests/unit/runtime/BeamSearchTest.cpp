@@ -107,11 +107,11 @@ TEST(BeamSearch, MatchesHuggingFaceGenerate) {
       bool eos = o.eosId >= 0 && !want.empty() && want.back() == o.eosId;
       EXPECT_EQ(hyp.endsWithEos, eos) << "hypothesis " << h;
       (eos ? withEos : withoutEos)++;
-      EXPECT_NEAR(hyp.score,
-                  hyp.sumLogProbs /
-                      std::pow(static_cast<double>(hyp.tokens.size()),
-                               o.lengthPenalty),
-                  1e-12);
+      EXPECT_NEAR(
+          hyp.score,
+          hyp.sumLogProbs /
+              std::pow(static_cast<double>(hyp.tokens.size()), o.lengthPenalty),
+          1e-12);
     }
   }
   // The fixture exercises both ways a hypothesis ends.

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -21,20 +22,20 @@
 
 namespace tfc::rt::test {
 
-/// tests/fixtures/sampler/<name>: under $TFC_SOURCE_DIR (set by ctest), else
-/// next to this source file.
+/// tests/fixtures/sampler/<name> under $TFC_SOURCE_DIR (ctest sets it); else
+/// the first such file found from the working directory upwards (so the
+/// binary also runs by hand from the repository or a build directory).
 inline std::string samplerFixturePath(const std::string &name) {
-  std::string root;
+  std::string rel = "tests/fixtures/sampler/" + name;
   if (const char *env = std::getenv("TFC_SOURCE_DIR"))
-    root = env;
-  else {
-    std::string here = __FILE__; // .../tests/unit/runtime/SamplerFixture.h
-    size_t pos = here.rfind("tests/unit/runtime/");
-    root = pos == std::string::npos ? "." : here.substr(0, pos);
-  }
-  if (!root.empty() && root.back() != '/')
-    root += '/';
-  return root + "tests/fixtures/sampler/" + name;
+    return std::string(env) + "/" + rel;
+  std::string up;
+  for (int depth = 0; depth < 8; ++depth, up += "../")
+    if (std::FILE *f = std::fopen((up + rel).c_str(), "rb")) {
+      std::fclose(f);
+      return up + rel;
+    }
+  return rel;
 }
 
 /// A fixture tensor's elements as a vector of T (T must match the dtype).
