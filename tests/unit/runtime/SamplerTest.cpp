@@ -161,6 +161,60 @@ TEST(Sampler, KeptSetsAndProbabilitiesMatchReference) {
   }
 }
 
+/// Top-p by the documented rule with a full sort (no prefilter): the ids
+/// kept, ascending.
+std::vector<int32_t> bruteForceTopP(const std::vector<float> &logits,
+                                    double topP) {
+  double mx = -INFINITY;
+  for (float x : logits)
+    mx = std::max(mx, static_cast<double>(x));
+  std::vector<int32_t> ids;
+  std::vector<double> w(logits.size());
+  double total = 0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    w[i] = std::exp(static_cast<double>(logits[i]) - mx);
+    total += w[i];
+    ids.push_back(static_cast<int32_t>(i));
+  }
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a > b);
+  });
+  double mass = 0;
+  size_t r = 0;
+  for (; r < ids.size(); ++r) {
+    if (r > 0 && mass >= topP * total)
+      break;
+    mass += w[ids[r]];
+  }
+  ids.resize(r);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST(Sampler, TopPPrefilterAgreesWithAFullSort) {
+  // Random rows of several shapes (wide and narrow spreads, heavy ties,
+  // weights that underflow to 0) and nucleus sizes from 1 to thousands.
+  std::mt19937 gen(123);
+  for (int trial = 0; trial < 60; ++trial) {
+    size_t vocab = 1 + gen() % 5000;
+    float spread = std::vector<float>{0.01f, 1.0f, 5.0f, 400.0f}[trial % 4];
+    std::normal_distribution<float> normal(0.0f, spread);
+    std::vector<float> logits(vocab);
+    for (float &x : logits)
+      x = trial % 5 == 0 ? static_cast<float>(gen() % 4) : normal(gen);
+    SamplerOptions o;
+    o.topP = std::uniform_real_distribution<float>(0.01f, 1.0f)(gen);
+    Sampler s = Sampler::create(o).take();
+    auto dist = s.distribution(logits.data(), logits.size());
+    ASSERT_TRUE(dist.ok());
+    std::vector<int32_t> got;
+    for (const TokenProb &tp : *dist)
+      got.push_back(tp.id);
+    ASSERT_EQ(got, bruteForceTopP(logits, o.topP))
+        << "trial " << trial << " vocab " << vocab << " topP " << o.topP;
+  }
+}
+
 TEST(Sampler, GreedyTakesLowestIdOnTies) {
   SamplerOptions o;
   o.greedy = true;
