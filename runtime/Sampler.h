@@ -88,9 +88,10 @@ struct TokenProb {
   double prob;
 };
 
-/// A sampler owns its Rng and scratch buffers; sample() is O(V) plus
-/// O(k log k) for the sort that top-p needs (k = survivors of top-k, or a
-/// growing prefix of the vocabulary when top-k is off). Not thread-safe.
+/// A sampler owns its Rng and scratch buffers. sample() is O(V) plus
+/// O(V log k) worst case for top-k (a k-element heap) plus, for top-p, a sort
+/// of the heaviest candidates only (those in the binary-exponent buckets
+/// needed to reach the nucleus mass). Not thread-safe.
 class Sampler {
 public:
   static Expected<Sampler> create(const SamplerOptions &options);
