@@ -91,6 +91,12 @@ PHRASES = {
         "<|endoftext|><|endoftext|>[SEP][SEP]",
         "not special: <|endoftext| and [cls] and [ SEP ]",
     ],
+    # Characters assigned after Unicode 8.0: HF's BERT normalizer and pre-tokenizer use
+    # Unicode 8.0 category tables, so these are not punctuation / accents / format there.
+    "unicode_age": [
+        "q\u2e42r q\u2e43r q\u2e49r q\U0001da87r q\U0001e95er", "e\u08e3x e\u08d4x e\u1ab0x e\u1abfx",
+        "a\u2066b a\U000110cdb a\U00013430b a\u0378b a\u180eb", "e\u0c00x e\u0c04x e\u1df5x e\u1df6x",
+    ],
     "whitespace": [
         "", " ", "  ", "\t", "\n", "\r\n", "a  b   c    d", "\t\ttabs\t\there\t",
         "trailing   ", "   leading", "line1\nline2\n\nline4", "nbsp\u00a0here\u3000ideo\u2028ls\u0085nel",
