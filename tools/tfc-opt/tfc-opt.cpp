@@ -26,8 +26,14 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 #include <set>
 #include <string>
@@ -67,9 +73,86 @@ struct FusionReportPass
   }
 };
 
+/// The deepest nesting of brackets ({ ( [ <) in MLIR text, outside string
+/// literals and `//` comments. MLIR's parser (and its verifier and printer)
+/// recurse once per level, so input nested deeply enough overflows any
+/// stack; over-counting (a `>` in a string) only makes the check stricter.
+size_t nestingDepth(llvm::StringRef text) {
+  size_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == llvm::StringRef::npos)
+        break;
+      continue;
+    }
+    if (c == '{' || c == '(' || c == '[' || c == '<')
+      deepest = std::max(deepest, ++depth);
+    else if ((c == '}' || c == ')' || c == ']' ||
+              (c == '>' && (i == 0 || text[i - 1] != '-'))) &&
+             depth > 0)
+      --depth;
+  }
+  return deepest;
+}
+
+/// Far deeper than any real IR (a model's is under 10), and far shallower
+/// than what kParserStackBytes holds.
+constexpr size_t kMaxNesting = 1000;
+/// The stack the parser, passes and printer run on.
+constexpr unsigned kParserStackBytes = 256u << 20;
+
+/// What mlir::MlirOptMain(argc, argv, ...) does, with the input's nesting
+/// checked before it is parsed.
+mlir::LogicalResult optMain(llvm::StringRef inputFilename,
+                            llvm::StringRef outputFilename,
+                            mlir::DialectRegistry &registry) {
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
+    llvm::outs() << "\n";
+    return mlir::success();
+  }
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << errorMessage << "\n";
+    return mlir::failure();
+  }
+  size_t depth = nestingDepth(file->getBuffer());
+  if (depth > kMaxNesting) {
+    llvm::errs() << "error: " << inputFilename << ": the input nests "
+                 << depth << " levels deep (the limit is " << kMaxNesting
+                 << ")\n";
+    return mlir::failure();
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return mlir::failure();
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return mlir::failure();
+  output->keep();
+  return mlir::success();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::DialectRegistry registry;
   registry.insert<mlir::tfc::TfcDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect>();
@@ -90,6 +173,14 @@ int main(int argc, char **argv) {
           llvm::report_fatal_error(llvm::StringRef(error),
                                    /*gen_crash_diag=*/false);
       });
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tfc optimizer driver\n", registry));
+  std::pair<std::string, std::string> files = mlir::registerAndParseCLIOptions(
+      argc, argv, "tfc optimizer driver\n", registry);
+  // The main thread's stack (8 MiB) is too small for MLIR's recursion on
+  // legitimately nested input; the work runs on a thread with a large one.
+  mlir::LogicalResult result = mlir::failure();
+  llvm::thread worker(std::optional<unsigned>(kParserStackBytes), [&] {
+    result = optMain(files.first, files.second, registry);
+  });
+  worker.join();
+  return mlir::asMainReturnCode(result);
 }
