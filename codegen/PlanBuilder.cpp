@@ -16,15 +16,9 @@
 // and the result is checked with rt::verifyPlan so that codegen can never
 // hand the runtime a plan it would refuse.
 //
-// Weight layout: before planning, a tfc.matmul or tfc.linear with
-// `transpose_b` whose rank-2 B is a weight (computed from tfc.param and
-// tfc.constant only: nn.Linear's [out, in] weights, merged QKV weights) is
-// rewritten to read `tfc.transpose(B)` with transpose_b = false. The
-// transpose is a weight-only step, which the executor runs once when it is
-// created (runtime/Executor.cpp, "weight prologue"), and the matmul kernel
-// then packs its weight panels from rows that are contiguous instead of
-// transposing [out, in] rows on every call (measured here: BERT's FFN
-// output projection, K = 3072, went from ~115 to ~195 GFLOP/s at M = 128).
+// Planning only reads the module: what it plans is what `--emit=ir-fused`
+// prints. Weight layout is decided before, by the `weight-layout` pass
+// (passes/WeightLayout.cpp).
 //
 // Shape rules are looked up by op name rather than by C++ class so that ops
 // added later (the fused ops) can get a rule here without this file
@@ -964,75 +958,11 @@ llvm::Error EntryBuilder::build() {
 }
 
 //===----------------------------------------------------------------------===//
-// Weight layout
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Whether `value` is computed from tfc.param and tfc.constant alone.
-bool isWeightOnly(Value value, llvm::DenseMap<Value, bool> &memo) {
-  auto known = memo.find(value);
-  if (known != memo.end())
-    return known->second;
-  Operation *def = value.getDefiningOp();
-  bool result = false;
-  if (def && def->getDialect() &&
-      def->getDialect()->getNamespace() == "tfc" &&
-      def->getNumRegions() == 0) {
-    StringRef name = def->getName().getStringRef();
-    result = name == "tfc.param" || name == "tfc.constant";
-    if (!result && def->getNumOperands() > 0) {
-      result = true;
-      for (Value operand : def->getOperands())
-        result = result && isWeightOnly(operand, memo);
-    }
-  }
-  memo[value] = result;
-  return result;
-}
-
-/// See the file comment: weights of transpose_b products are transposed
-/// once, as weight-only steps.
-void preferKNWeights(ModuleOp module) {
-  llvm::DenseMap<Value, bool> memo;
-  llvm::DenseMap<Value, Value> transposed;
-  module.walk([&](Operation *op) {
-    StringRef name = op->getName().getStringRef();
-    if ((name != "tfc.matmul" && name != "tfc.linear") ||
-        op->getNumOperands() < 2)
-      return;
-    auto flag =
-        dyn_cast_or_null<BoolAttr>(op->getInherentAttr("transpose_b")
-                                       .value_or(Attribute()));
-    if (!flag || !flag.getValue())
-      return;
-    Value w = op->getOperand(1);
-    auto type = dyn_cast<RankedTensorType>(w.getType());
-    if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
-        !isWeightOnly(w, memo))
-      return;
-    Value &t = transposed[w];
-    if (!t) {
-      OpBuilder builder(op->getContext());
-      builder.setInsertionPointAfterValue(w);
-      t = builder.create<mlir::tfc::TransposeOp>(
-          w.getLoc(), w, llvm::ArrayRef<int64_t>{1, 0});
-    }
-    op->setOperand(1, t);
-    op->setInherentAttr(StringAttr::get(op->getContext(), "transpose_b"),
-                        BoolAttr::get(op->getContext(), false));
-  });
-}
-
-} // namespace
-
-//===----------------------------------------------------------------------===//
 // Entry point
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<BuiltPlan> buildPlan(ModuleOp module,
                                     KernelSignatureFn signature) {
-  preferKNWeights(module);
   ModuleState state;
   state.signature = signature;
   if (auto model = module->getAttrOfType<StringAttr>("tfc.model"))

@@ -55,7 +55,8 @@ using KernelSignatureFn = llvm::function_ref<std::string(mlir::Operation *)>;
 /// TfcPlanBuilder free of Halide.
 std::string defaultKernelSignature(mlir::Operation *op);
 
-/// Builds the Plan of every public func.func with a body in `module`. Fails, with
+/// Builds the Plan of every public func.func with a body in `module`, which
+/// it only reads (the IR it plans is the IR the passes produced). Fails, with
 /// the op's .tfm location in the message, for IR it cannot plan: non-tfc
 /// ops, unranked tensors, element types the runtime has no dtype for,
 /// symbolic shapes that disagree with the IR's static dims or with a

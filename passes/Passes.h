@@ -3,7 +3,7 @@
 // Creation and registration of the passes declared in Passes.td:
 //
 //   tfc-simplify, recognize-layernorm, recognize-gelu, fuse-attention,
-//   fuse-add-layernorm, fuse-bias-activation, merge-qkv, dce
+//   fuse-add-layernorm, fuse-bias-activation, merge-qkv, dce, weight-layout
 //
 // `createTfcSimplify()`, `createFuseAttention()`, ... make one pass each;
 // `registerTfcPasses()` makes them known to mlir-opt style drivers (tfc-opt).

@@ -103,4 +103,22 @@ def DeadCodeElimination : Pass<"dce"> {
   }];
 }
 
+def WeightLayout : Pass<"weight-layout", "::mlir::ModuleOp"> {
+  let summary = "transpose_b product weights -> [K, N] weights, where free";
+  let description = [{
+    Makes every `tfc.matmul` / `tfc.linear` with `transpose_b` on a static
+    rank-2 weight (computed from parameters and constants alone) read
+    `tfc.transpose(w)` with `transpose_b = false`: the transpose is a
+    weight-only step that the runtime computes once, and the matmul kernel
+    reads its weight panels from contiguous rows. A weight whose parameters
+    are also read by anything other than such products (GPT-2's tied LM head:
+    `wte` is gathered by the embedding) is left as `[N, K]`, so that no
+    transposed copy is kept next to it. Runs on the module: every entry's
+    readers of a checkpoint tensor count. Must run after the last
+    `tfc-simplify`, which folds `matmul(x, transpose(w))` back into
+    `transpose_b`.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 #endif // TFC_PASSES_TD

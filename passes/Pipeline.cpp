@@ -16,7 +16,7 @@ static const llvm::StringRef kPassNames[] = {
     "verify",          "canonicalize",        "cse",
     "recognize-layernorm", "recognize-gelu",  "fuse-attention",
     "fuse-add-layernorm",  "fuse-bias-activation", "merge-qkv",
-    "dce"};
+    "dce",             "weight-layout"};
 
 llvm::ArrayRef<llvm::StringRef> defaultPipelinePassNames() {
   return kPassNames;
@@ -66,6 +66,9 @@ LogicalResult buildDefaultPipeline(OpPassManager &pm,
   if (enabled("merge-qkv"))
     pm.addPass(createMergeQKV());
   cleanup(/*withDce=*/true);
+  // Last: tfc-simplify would fold matmul(x, transpose(w)) back.
+  if (enabled("weight-layout"))
+    pm.addPass(createWeightLayout());
   return success();
 }
 

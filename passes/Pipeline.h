@@ -1,12 +1,13 @@
 //===- Pipeline.h - the default tfc optimization pipeline -------*- C++ -*-===//
 //
-// The order of DESIGN.md §5:
+// The default pipeline (docs/passes.md):
 //
 //   verify -> canonicalize (tfc-simplify) + cse
 //          -> recognize-layernorm -> recognize-gelu
 //          -> fuse-attention -> fuse-add-layernorm -> fuse-bias-activation
 //          -> merge-qkv
 //          -> canonicalize (tfc-simplify) + cse + dce
+//          -> weight-layout
 //
 // Shape inference needs no pass of its own: every tfc op infers its type
 // when it is built and the verifier (run after every pass) checks it.
@@ -44,7 +45,7 @@ struct PipelineOptions {
 
 /// The step names, in pipeline order: verify, canonicalize, cse,
 /// recognize-layernorm, recognize-gelu, fuse-attention, fuse-add-layernorm,
-/// fuse-bias-activation, merge-qkv, dce.
+/// fuse-bias-activation, merge-qkv, dce, weight-layout.
 llvm::ArrayRef<llvm::StringRef> defaultPipelinePassNames();
 
 /// Whether `name` names a step that can be disabled (aliases included).

@@ -1,0 +1,82 @@
+// weight-layout: transpose_b products on weights read tfc.transpose(w)
+// ([K, N]) instead, unless a parameter of the weight is also read by
+// something else (then a transposed copy would be stored next to it).
+// RUN: tfc-opt %s --weight-layout -split-input-file | FileCheck %s
+
+// nn.Linear weights, one transpose per weight value, shared by its two
+// products; a matmul and a linear; a product without transpose_b and a
+// batched product (attention scores) are left alone.
+// CHECK-LABEL: func.func @nn_linear
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[K:.*]]: tensor<?x4x?x16xf32>)
+// CHECK: %[[W:.*]] = tfc.param "l.0.weight" : tensor<128x64xf32>
+// CHECK-NEXT: %[[WT:.*]] = tfc.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<128x64xf32> -> tensor<64x128xf32>
+// CHECK-NEXT: %[[B:.*]] = tfc.param "l.0.bias"
+// CHECK-NEXT: %[[H:.*]] = tfc.linear %[[X]], %[[WT]], %[[B]] {activation = "gelu"} : (tensor<?x?x64xf32>, tensor<64x128xf32>, tensor<128xf32>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: %[[H2:.*]] = tfc.matmul %[[X]], %[[WT]] : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: %[[V:.*]] = tfc.param "l.1.weight" : tensor<128x32xf32>
+// CHECK-NEXT: tfc.matmul %[[H]], %[[V]] : (tensor<?x?x128xf32>, tensor<128x32xf32>) -> tensor<?x?x32xf32>
+// CHECK-NEXT: tfc.matmul %[[K]], %[[K]] {transpose_b = true}
+// CHECK-NOT: tfc.transpose
+func.func @nn_linear(%x: tensor<?x?x64xf32>, %k: tensor<?x4x?x16xf32>) -> (tensor<?x?x128xf32>, tensor<?x?x32xf32>, tensor<?x4x?x?xf32>) {
+  %w = tfc.param "l.0.weight" : tensor<128x64xf32>
+  %b = tfc.param "l.0.bias" : tensor<128xf32>
+  %h = tfc.linear %x, %w, %b {transpose_b = true, activation = "gelu"} : (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<?x?x128xf32>
+  %h2 = tfc.matmul %x, %w {transpose_b = true} : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+  %v = tfc.param "l.1.weight" : tensor<128x32xf32>
+  %y = tfc.matmul %h, %v : (tensor<?x?x128xf32>, tensor<128x32xf32>) -> tensor<?x?x32xf32>
+  %s = tfc.matmul %k, %k {transpose_b = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+  return %h, %y, %s : tensor<?x?x128xf32>, tensor<?x?x32xf32>, tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// A merged QKV weight (a concatenation of params) is transposed as a whole.
+// CHECK-LABEL: func.func @merged_qkv
+// CHECK: %[[W:.*]] = tfc.concat
+// CHECK-NEXT: %[[WT:.*]] = tfc.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<96x32xf32> -> tensor<32x96xf32>
+// CHECK-NEXT: tfc.linear %{{.*}}, %[[WT]] : (tensor<?x32xf32>, tensor<32x96xf32>) -> tensor<?x96xf32>
+func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
+  %wq = tfc.param "h.0.q.weight" : tensor<32x32xf32>
+  %wk = tfc.param "h.0.k.weight" : tensor<32x32xf32>
+  %wv = tfc.param "h.0.v.weight" : tensor<32x32xf32>
+  %w = tfc.concat %wq, %wk, %wv {axis = 0 : i64} : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<96x32xf32>
+  %y = tfc.linear %x, %w {transpose_b = true} : (tensor<?x32xf32>, tensor<96x32xf32>) -> tensor<?x96xf32>
+  return %y : tensor<?x96xf32>
+}
+
+// -----
+
+// GPT-2's tied LM head: wte is also gathered by the embedding, in another
+// entry function and through another tfc.param op of the same name, so the
+// head keeps reading [vocab, d] with transpose_b: no transposed copy.
+// CHECK-LABEL: func.func @embed
+// CHECK-NOT: tfc.transpose
+// CHECK-LABEL: func.func @head
+// CHECK: %[[E:.*]] = tfc.param "wte.weight" : tensor<100x16xf32>
+// CHECK-NEXT: tfc.matmul %{{.*}}, %[[E]] {transpose_b = true} : (tensor<?x?x16xf32>, tensor<100x16xf32>) -> tensor<?x?x100xf32>
+// CHECK-NOT: tfc.transpose
+func.func @embed(%ids: tensor<?x?xi32>) -> tensor<?x?x16xf32> {
+  %wte = tfc.param "wte.weight" : tensor<100x16xf32>
+  %x = tfc.gather %wte, %ids : (tensor<100x16xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
+  return %x : tensor<?x?x16xf32>
+}
+func.func @head(%x: tensor<?x?x16xf32>) -> tensor<?x?x100xf32> {
+  %wte = tfc.param "wte.weight" : tensor<100x16xf32>
+  %y = tfc.matmul %x, %wte {transpose_b = true} : (tensor<?x?x16xf32>, tensor<100x16xf32>) -> tensor<?x?x100xf32>
+  return %y : tensor<?x?x100xf32>
+}
+
+// -----
+
+// A weight also read in [N, K] orientation by a plain product (here through
+// a slice) stays as it is for both.
+// CHECK-LABEL: func.func @shared_orientation
+// CHECK-NOT: tfc.transpose
+// CHECK: tfc.matmul %{{.*}}, %{{.*}} {transpose_b = true}
+func.func @shared_orientation(%x: tensor<?x8xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x8xf32>) {
+  %w = tfc.param "w" : tensor<4x8xf32>
+  %a = tfc.matmul %x, %w {transpose_b = true} : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  %s = tfc.slice %w {axis = 0 : i64, start = 0 : i64, end = 4 : i64} : tensor<4x8xf32> -> tensor<4x8xf32>
+  %b = tfc.matmul %y, %s : (tensor<?x4xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  return %a, %b : tensor<?x4xf32>, tensor<?x8xf32>
+}
