@@ -207,9 +207,9 @@ Expected<Tokenizer> Tokenizer::load(const std::string &path) {
                                 "or vocab.txt in this directory");
   }
   std::string name = baseName(path);
-  if (endsWith(name, "vocab.txt"))
+  if (endsWith(name, ".txt"))
     return fromBertVocab(path);
-  if (endsWith(name, "vocab.json"))
+  if (name == "vocab.json")
     return fromGpt2Files(path, dirName(path) + "/merges.txt");
   return fromFile(path);
 }

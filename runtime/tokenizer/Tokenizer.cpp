@@ -198,17 +198,24 @@ Expected<Encoding> Tokenizer::encode(std::string_view text,
       ids.erase(impl->truncation.left ? ids.begin() : ids.begin() + keep,
                 impl->truncation.left ? ids.end() - keep : ids.end());
   }
+  std::vector<std::string> tokens;
+  for (int32_t id : ids)
+    tokens.push_back(idToToken(id).value_or(""));
   Encoding encoding;
   for (const TemplatePiece &piece : impl->postProcessor.single) {
     if (!post)
       break;
-    const std::vector<int32_t> &part = piece.sequence ? ids : piece.ids;
-    encoding.ids.insert(encoding.ids.end(), part.begin(), part.end());
+    const std::vector<int32_t> &partIds = piece.sequence ? ids : piece.ids;
+    const std::vector<std::string> &partTokens =
+        piece.sequence ? tokens : piece.tokens;
+    encoding.ids.insert(encoding.ids.end(), partIds.begin(), partIds.end());
+    encoding.tokens.insert(encoding.tokens.end(), partTokens.begin(),
+                           partTokens.end());
   }
-  if (!post)
+  if (!post) {
     encoding.ids = std::move(ids);
-  for (int32_t id : encoding.ids)
-    encoding.tokens.push_back(idToToken(id).value_or(""));
+    encoding.tokens = std::move(tokens);
+  }
   encoding.attentionMask.assign(encoding.ids.size(), 1);
   if (pad && impl->padding.present)
     applyPadding(impl->padding, encoding);

@@ -70,8 +70,9 @@ public:
   static Expected<Tokenizer> fromBertVocab(const std::string &vocabTxt,
                                            bool lowercase = true);
   /// Picks by name: a directory holding tokenizer.json, vocab.json +
-  /// merges.txt or vocab.txt (in that order), or a file named *.json
-  /// (tokenizer.json), vocab.txt, or vocab.json (merges.txt next to it).
+  /// merges.txt or vocab.txt (in that order); a file named *.txt (BERT
+  /// vocabulary) or vocab.json (GPT-2, merges.txt next to it); any other
+  /// file is read as a tokenizer.json.
   static Expected<Tokenizer> load(const std::string &path);
 
   /// Tokenizes `text` (bytes; see the file comment for invalid UTF-8). With

@@ -26,6 +26,7 @@ CommandRunner registerCheckCommand(CLI::App &app);
 CommandRunner registerCompileCommand(CLI::App &app);
 CommandRunner registerEmitCommand(CLI::App &app);
 CommandRunner registerBenchCommand(CLI::App &app);
+CommandRunner registerTokenizeCommand(CLI::App &app);
 
 /// compile and emit differ only in their output (CompileCommand.cpp):
 /// registers subcommand `name` with their shared options.

@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
   add(tfc::driver::registerCompileCommand);
   add(tfc::driver::registerEmitCommand);
   add(tfc::driver::registerBenchCommand);
+  add(tfc::driver::registerTokenizeCommand);
 
   try {
     app.parse(argc, argv);
