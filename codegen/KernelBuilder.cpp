@@ -68,9 +68,7 @@ public:
 /// waits here for takeKernelRuntimeError. The first message is kept: later
 /// ones are usually consequences of it.
 void runtimeErrorHandler(JITUserContext *, const char *msg) {
-  std::lock_guard<std::mutex> lock(gMessagesMutex);
-  if (gRuntimeError.empty())
-    gRuntimeError = trimmed(msg);
+  recordKernelRuntimeError(msg);
 }
 
 llvm::Error makeError(const llvm::Twine &message) {
@@ -108,6 +106,12 @@ llvm::Error withHalideErrors(llvm::function_ref<void()> fn) {
   } catch (...) {
     return makeError("Halide: unknown error");
   }
+}
+
+void recordKernelRuntimeError(const char *msg) {
+  std::lock_guard<std::mutex> lock(gMessagesMutex);
+  if (gRuntimeError.empty())
+    gRuntimeError = trimmed(msg ? msg : "");
 }
 
 std::string takeKernelRuntimeError() {

@@ -153,6 +153,11 @@ llvm::Error withHalideErrors(llvm::function_ref<void()> fn);
 /// type or shape, say), and clears it. Empty if none.
 std::string takeKernelRuntimeError();
 
+/// Keeps `msg` for takeKernelRuntimeError() unless a message is already
+/// waiting: the error handler of every Halide runtime tfc loads (JIT, or a
+/// cached kernel's standalone runtime) reports here.
+void recordKernelRuntimeError(const char *msg);
+
 /// The warnings Halide reported since the last call, and clears them.
 std::vector<std::string> takeHalideWarnings();
 

@@ -213,6 +213,8 @@ struct Executor::Impl {
   /// tensor, or empty; and per step: whether the prologue ran it.
   std::vector<std::vector<std::string>> precomputedKeys;
   std::vector<std::vector<bool>> skipStep;
+  /// Per entry: whether all its kernels were given.
+  std::vector<bool> runnable;
   std::shared_ptr<BlockPool> pool = std::make_shared<BlockPool>();
   RunStats stats;
 
@@ -265,12 +267,21 @@ Expected<Executor> Executor::create(const Plan &plan,
     return Status::error("the plan has " + std::to_string(plan.kernels.size()) +
                          " kernels, but " + std::to_string(kernels.size()) +
                          " were given");
-  for (size_t i = 0; i < kernels.size(); ++i)
-    if (!kernels[i])
-      return Status::error("kernel " + std::to_string(i) + " ('" +
-                           plan.kernels[i].name + "') is null");
-
   auto impl = std::make_unique<Impl>();
+  // An entry runs only if every kernel it calls is there: a caller may
+  // compile just the entries it needs.
+  bool anyRunnable = plan.entries.empty();
+  for (const PlanEntry &entry : plan.entries) {
+    bool runnable = true;
+    for (const PlanStep &step : entry.steps)
+      runnable = runnable && step.kernel >= 0 &&
+                 static_cast<size_t>(step.kernel) < kernels.size() &&
+                 kernels[static_cast<size_t>(step.kernel)];
+    impl->runnable.push_back(runnable);
+    anyRunnable = anyRunnable || runnable;
+  }
+  if (!anyRunnable)
+    return Status::error("no entry of the model can run: kernels are null");
   impl->kernels = std::move(kernels);
   impl->options = options;
 
@@ -351,6 +362,8 @@ Status Executor::Impl::runPrologue() {
     std::vector<std::string> &keys = precomputedKeys[e];
     keys.assign(entry.values.size(), std::string());
     skipStep[e].assign(entry.steps.size(), false);
+    if (!runnable[e])
+      continue;
     // Weights are named too, so that keys compose.
     std::vector<std::string> weightKey(entry.values.size());
     for (size_t id = 0; id < entry.values.size(); ++id) {
@@ -436,6 +449,8 @@ Status Executor::Impl::runPrologue() {
   std::set<std::string> neededParams, neededKeys;
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const PlanEntry &entry = plan.entries[e];
+    if (!runnable[e])
+      continue;
     auto need = [&](int32_t id) {
       const PlanValue &v = entry.values[static_cast<size_t>(id)];
       if (v.kind == PlanValue::Kind::Param)
@@ -728,6 +743,42 @@ struct RunState {
 
 } // namespace
 
+/// Everything run() checks before the first kernel: the inputs (count,
+/// dtypes, shapes, symbols) through `checker`, ids against their tables and
+/// the plan's dim checks.
+static Status checkEntryInputs(const PlanEntry &entry,
+                               const std::vector<Tensor> &inputs,
+                               InputChecker &checker) {
+  auto fail = [&](const std::string &msg) {
+    return Status::error("entry '" + entry.name + "': " + msg);
+  };
+  TFC_RT_RETURN_IF_ERROR(
+      checker.check(inputs).withContext("entry '" + entry.name + "'"));
+  for (const IndexCheck &c : entry.indexChecks) {
+    const PlanValue &value = entry.values[static_cast<size_t>(c.value)];
+    const Tensor &t = checker.converted[static_cast<size_t>(value.index)];
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      int64_t id = readInteger(t, i);
+      if (id < 0 || id >= c.limit)
+        return fail("token id " + std::to_string(id) + " at " +
+                    coordinates(t.shape(), i) + " of input '" +
+                    entry.inputNames[static_cast<size_t>(value.index)] +
+                    "' is outside [0, " + std::to_string(c.limit) + ")" +
+                    (c.what.empty() ? "" : " (" + c.what + ")"));
+    }
+  }
+  for (const DimCheck &c : entry.dimChecks)
+    if (evaluate(c.dim, checker.symbols) < c.min)
+      return fail((c.what.empty() ? "" : c.what + ": ") +
+                  describeDimCheck(c, entry.symbols, checker.symbols));
+  return Status::success();
+}
+
+Status checkInputs(const PlanEntry &entry, const std::vector<Tensor> &inputs) {
+  InputChecker checker(entry);
+  return checkEntryInputs(entry, inputs, checker);
+}
+
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
@@ -748,31 +799,14 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
   auto fail = [&](const std::string &msg) {
     return Status::error("entry '" + entry.name + "': " + msg);
   };
+  if (!impl->runnable[static_cast<size_t>(found - plan.entries.data())])
+    return fail("its kernels were not compiled (the executor was created "
+                "for other entries)");
 
-  // (1) Inputs.
+  // (1) Inputs, (2) index and dim checks, then shapes.
   InputChecker checker(entry);
-  TFC_RT_RETURN_IF_ERROR(
-      checker.check(inputs).withContext("entry '" + entry.name + "'"));
+  TFC_RT_RETURN_IF_ERROR(checkEntryInputs(entry, inputs, checker));
   const std::vector<int64_t> &symbols = checker.symbols;
-
-  // (2) Index checks, dim checks, shapes.
-  for (const IndexCheck &c : entry.indexChecks) {
-    const PlanValue &value = entry.values[static_cast<size_t>(c.value)];
-    const Tensor &t = checker.converted[static_cast<size_t>(value.index)];
-    for (int64_t i = 0; i < t.numElements(); ++i) {
-      int64_t id = readInteger(t, i);
-      if (id < 0 || id >= c.limit)
-        return fail("token id " + std::to_string(id) + " at " +
-                    coordinates(t.shape(), i) + " of input '" +
-                    entry.inputNames[static_cast<size_t>(value.index)] +
-                    "' is outside [0, " + std::to_string(c.limit) + ")" +
-                    (c.what.empty() ? "" : " (" + c.what + ")"));
-    }
-  }
-  for (const DimCheck &c : entry.dimChecks)
-    if (evaluate(c.dim, symbols) < c.min)
-      return fail((c.what.empty() ? "" : c.what + ": ") +
-                  describeDimCheck(c, entry.symbols, symbols));
   std::vector<Shape> shapes(entry.values.size());
   for (size_t id = 0; id < entry.values.size(); ++id) {
     const PlanValue &value = entry.values[id];

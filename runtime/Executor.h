@@ -84,6 +84,11 @@ struct RunStats {
   size_t peakTempBytes = 0;
 };
 
+/// The checks Executor::run makes before running anything (inputs, ids,
+/// the plan's dim checks), without an executor: callers can refuse bad
+/// inputs before compiling kernels or loading weights.
+Status checkInputs(const PlanEntry &entry, const std::vector<Tensor> &inputs);
+
 class Executor {
 public:
   /// `kernels[i]` implements `plan.kernels[i]`; `weights` holds every

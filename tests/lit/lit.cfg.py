@@ -14,6 +14,10 @@ config.substitutions.append(("%examples", os.path.join(config.tfc_src_root, "exa
 config.substitutions.append(("%src_root", config.tfc_src_root))
 config.substitutions.append(("%fixtures", os.path.join(config.tfc_src_root, "tests", "fixtures")))
 
+# Commands that compile kernels keep them in a persistent cache; the tests
+# share one under the build tree (and so also run concurrent writers).
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "cache")
+
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()

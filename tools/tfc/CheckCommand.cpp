@@ -26,6 +26,7 @@ namespace {
 
 struct CheckOptions {
   ModelOptions model;
+  CacheOptions cache;
   WeightOptions weights;
   std::string reference;
   std::string entry;
@@ -34,15 +35,20 @@ struct CheckOptions {
 };
 
 int runCheck(const CheckOptions &options) {
-  std::optional<CompiledModel> model = compileModel(options.model);
+  session::CompileOptions compile = compileOptions(options.model, options.cache);
+  std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
   const rt::PlanEntry *entry = model->entry(options.entry);
   if (!entry) {
     llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "'\n";
+                 << "' (it has: " << session::entryNames(model->plan())
+                 << ")\n";
     return 1;
   }
+  compile.entries = {entry->name};
+  if (!buildKernels(*model, compile))
+    return 1;
   rt::Expected<rt::SafetensorsFile> reference =
       rt::SafetensorsFile::open(options.reference);
   if (!reference) {
@@ -58,7 +64,7 @@ int runCheck(const CheckOptions &options) {
     return 1;
   }
   rt::Expected<rt::WeightMap> weights =
-      loadWeights(model->plan(), options.weights, {"input.", "expected."});
+      driver::loadWeights(model->plan(), options.weights, {"input.", "expected."});
   if (!weights) {
     llvm::errs() << "error: " << weights.message() << "\n";
     return 1;
@@ -149,6 +155,7 @@ CommandRunner driver::registerCheckCommand(CLI::App &app) {
   addModelOptions(*command, options->model);
   addPipelineOptions(*command, options->model);
   addWeightOptions(*command, options->weights);
+  addCacheOptions(*command, options->cache);
   command
       ->add_option("--reference", options->reference,
                    ".safetensors with input.NAME inputs and expected.NAME "

@@ -27,6 +27,8 @@ CommandRunner registerCompileCommand(CLI::App &app);
 CommandRunner registerEmitCommand(CLI::App &app);
 CommandRunner registerBenchCommand(CLI::App &app);
 CommandRunner registerTokenizeCommand(CLI::App &app);
+CommandRunner registerGenerateCommand(CLI::App &app);
+CommandRunner registerEmbedCommand(CLI::App &app);
 
 /// compile and emit differ only in their output (CompileCommand.cpp):
 /// registers subcommand `name` with their shared options.

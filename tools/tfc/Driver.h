@@ -1,17 +1,15 @@
 //===- Driver.h - Shared plumbing of the tfc subcommands --------*- C++ -*-===//
 //
-// Every subcommand starts the same way: read a model file with its --set
-// overrides, print diagnostics, and get verified IR. This is that path.
+// The command-line face of the compile session (session/): the options every
+// command that reads a model shares, and the session's steps with their
+// errors printed.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_TOOLS_TFC_DRIVER_H
 #define TFC_TOOLS_TFC_DRIVER_H
 
-#include "frontend/Diagnostics.h"
-#include "frontend/Elaborator.h"
-#include "frontend/ModelLoader.h"
-#include "passes/FusionReport.h"
+#include "session/Session.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -30,7 +28,7 @@ namespace tfc::driver {
 struct ModelOptions {
   std::string path;
   std::vector<std::string> sets; // "key=value"
-  /// Pass pipeline (DESIGN §5) controls.
+  /// Pass pipeline controls (docs/passes.md).
   std::vector<std::string> disabledPasses;
   bool printIRAfterAll = false;
   bool noFusion = false;
@@ -40,15 +38,16 @@ void addModelOptions(CLI::App &command, ModelOptions &options);
 /// Adds --disable-pass, --print-ir-after-all and --no-fusion.
 void addPipelineOptions(CLI::App &command, ModelOptions &options);
 
-/// A model read from disk: sources, diagnostics and (if asked) its IR.
-struct Session {
-  Session() : diags(sources) {}
-  SourceManager sources;
-  DiagnosticEngine diags;
-  std::unique_ptr<ModelLoader> loader;
-  std::vector<const ast::Module *> modules;
-  ElaboratedModel model;
-};
+/// A model read from disk (session/Session.h).
+using Session = session::Session;
+
+/// The session library's settings for these options.
+session::ModelSource modelSource(const ModelOptions &options);
+session::PipelineSettings pipelineSettings(const ModelOptions &options);
+
+/// Prints an error of the session library: diagnostics as rendered, anything
+/// else after "error: ".
+void reportError(llvm::Error error);
 
 /// A context with the dialects tfc uses registered and loaded.
 std::unique_ptr<mlir::MLIRContext> makeContext();

@@ -1,9 +1,9 @@
 //===- ModelRunner.h - Compile a model and run it in process ----*- C++ -*-===//
 //
-// The path shared by `tfc run`, `tfc check` and `tfc bench`: elaborate the
-// model, build its Plan, JIT-compile one Halide kernel per distinct op
-// signature (layers share kernels), bind weights from a checkpoint or draw
-// random ones, and hand everything to the runtime Executor.
+// The command-line face of session/Compile.h and session/Weights.h, shared
+// by `tfc run`, `check`, `bench`, `generate` and `embed`: their options
+// (weights, kernel cache), and the session's steps with progress shown on a
+// terminal and errors printed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,58 +12,58 @@
 
 #include "tools/tfc/Driver.h"
 
-#include "codegen/PlanBuilder.h"
-#include "runtime/Executor.h"
-#include "runtime/Safetensors.h"
+#include "session/Compile.h"
+#include "session/Weights.h"
 
-#include <memory>
+#include "runtime/Executor.h"
+
 #include <optional>
 #include <string>
-
-namespace tfc::codegen {
-class KernelCache;
-} // namespace tfc::codegen
+#include <vector>
 
 namespace tfc::driver {
 
 /// Where weights come from.
-struct WeightOptions {
-  std::string path;      // a .safetensors checkpoint, or
-  bool random = false;   // --random-weights
-  uint64_t seed = 0;
+using WeightOptions = session::WeightSource;
+/// --weights, --random-weights and the seed option `seedFlag`.
+void addWeightOptions(CLI::App &command, WeightOptions &options,
+                      const std::string &seedFlag = "--seed");
+
+/// --cache-dir, --no-cache.
+struct CacheOptions {
+  std::string dir;
+  bool disabled = false;
 };
+void addCacheOptions(CLI::App &command, CacheOptions &options);
 
-void addWeightOptions(CLI::App &command, WeightOptions &options);
+using CompiledModel = session::CompiledModel;
 
-/// A model compiled for in-process execution.
-class CompiledModel {
-public:
-  CompiledModel();
-  ~CompiledModel();
-  CompiledModel(CompiledModel &&) noexcept;
+/// The session's options for a command's model, cache and entries.
+session::CompileOptions compileOptions(const ModelOptions &model,
+                                       const CacheOptions &cache = {},
+                                       std::vector<std::string> entries = {});
 
-  std::unique_ptr<mlir::MLIRContext> context;
-  std::unique_ptr<Session> session;
-  BuiltPlan built;
-  std::unique_ptr<codegen::KernelCache> cache;
-  std::vector<rt::KernelFn> kernels;
-  double compileSeconds = 0;
+/// Plans the model (no kernels yet); prints errors, nullopt on failure.
+std::optional<CompiledModel> planModel(const session::CompileOptions &options);
 
-  const rt::Plan &plan() const { return built.plan; }
-  /// The entry to run: `name` if given, else the model's first entry.
-  const rt::PlanEntry *entry(const std::string &name) const;
-};
+/// Compiles the kernels `options.entries` need, drawing progress on a
+/// terminal; prints errors.
+bool buildKernels(CompiledModel &model,
+                  const session::CompileOptions &options);
 
-/// Elaborates, runs the optimization pipeline (unless options disable it),
-/// plans and JIT-compiles. Prints errors to stderr and returns nullopt on
-/// failure.
-std::optional<CompiledModel> compileModel(const ModelOptions &options);
+/// planModel + buildKernels, every entry, with the default cache.
+std::optional<CompiledModel> compileModel(const ModelOptions &options,
+                                          const CacheOptions &cache = {});
 
 /// Binds or draws the weights of `plan`. Warnings (unused checkpoint
 /// tensors) go to stderr unless they start with one of `quietPrefixes`.
 rt::Expected<rt::WeightMap>
 loadWeights(const rt::Plan &plan, const WeightOptions &options,
             const std::vector<std::string> &quietPrefixes = {});
+
+/// The executor of a compiled model with its weights loaded; prints errors.
+std::optional<rt::Executor> makeExecutor(const CompiledModel &model,
+                                         const WeightOptions &weights);
 
 /// "f32[2, 7, 512]"
 std::string describe(const rt::Tensor &tensor);

@@ -28,10 +28,12 @@ namespace {
 
 struct RunOptions {
   ModelOptions model;
+  CacheOptions cache;
   WeightOptions weights;
   InputOptions inputs;
   std::string entry;
   std::string output;
+  std::string saveWeights;
   size_t show = 8;
 };
 
@@ -72,13 +74,16 @@ rt::Status writeOutputs(const std::string &path, const rt::PlanEntry &entry,
 
 int runRun(const RunOptions &options) {
   auto start = std::chrono::steady_clock::now();
-  std::optional<CompiledModel> model = compileModel(options.model);
+  // Plan, check the inputs, and only then compile the one entry's kernels.
+  session::CompileOptions compile = compileOptions(options.model, options.cache);
+  std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
   const rt::PlanEntry *entry = model->entry(options.entry);
   if (!entry) {
     llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "'\n";
+                 << "' (it has: " << session::entryNames(model->plan())
+                 << ")\n";
     return 1;
   }
   rt::Expected<std::vector<rt::Tensor>> inputs =
@@ -87,13 +92,31 @@ int runRun(const RunOptions &options) {
     llvm::errs() << "error: " << inputs.message() << "\n";
     return 1;
   }
+  rt::Status checked = rt::checkInputs(*entry, *inputs);
+  if (!checked.ok()) {
+    llvm::errs() << "error: " << checked.message() << "\n";
+    return 1;
+  }
+  compile.entries = {entry->name};
+  if (!buildKernels(*model, compile))
+    return 1;
   rt::Expected<rt::WeightMap> weights =
-      loadWeights(model->plan(), options.weights, {"input.", "expected."});
+      driver::loadWeights(model->plan(), options.weights, {"input.", "expected."});
   if (!weights) {
     llvm::errs() << "error: " << weights.message() << "\n";
     return 1;
   }
   size_t numWeights = weights->size();
+  if (!options.saveWeights.empty()) {
+    // The weights as used (e.g. drawn by --random-weights), for other
+    // frameworks to load the same model.
+    rt::Status saved = rt::writeSafetensors(options.saveWeights, *weights,
+                                            {{"format", "pt"}});
+    if (!saved.ok()) {
+      llvm::errs() << "error: " << saved.message() << "\n";
+      return 1;
+    }
+  }
   rt::Expected<rt::Executor> executor =
       rt::Executor::create(model->plan(), model->kernels, std::move(*weights));
   if (!executor) {
@@ -108,9 +131,10 @@ int runRun(const RunOptions &options) {
                << (model->plan().modelName.empty() ? options.model.path
                                                    : model->plan().modelName)
                << ", entry " << entry->name << "\n";
-  llvm::outs() << "compiled " << model->plan().kernels.size()
-               << " kernels for " << entry->steps.size() << " steps in "
-               << llvm::format("%.2f", model->compileSeconds) << " s\n";
+  llvm::outs() << "compiled " << model->stats.compiled << " kernels, "
+               << model->stats.cacheHits << " from the cache, for "
+               << entry->steps.size() << " steps in "
+               << llvm::format("%.2f", model->stats.seconds) << " s\n";
   llvm::outs() << "weights  "
                << (options.weights.random
                        ? "random (seed " + std::to_string(options.weights.seed) +
@@ -167,6 +191,7 @@ CommandRunner driver::registerRunCommand(CLI::App &app) {
   addModelOptions(*command, options->model);
   addPipelineOptions(*command, options->model);
   addWeightOptions(*command, options->weights);
+  addCacheOptions(*command, options->cache);
   command->add_option("--entry", options->entry,
                       "Entry point to run (default: the first one)");
   command->add_option("--ids", options->inputs.idLists["ids"],
@@ -190,6 +215,9 @@ CommandRunner driver::registerRunCommand(CLI::App &app) {
   command->add_option("-o,--output", options->output,
                       "Write the outputs to a .safetensors file (by output "
                       "name) or .npy");
+  command->add_option("--save-weights", options->saveWeights,
+                      "Write the weights used (checkpoint or random) to a "
+                      ".safetensors file");
   command->add_option("--show", options->show,
                       "How many leading values of each tensor to print")
       ->default_val(8);

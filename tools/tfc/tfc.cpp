@@ -37,6 +37,8 @@ int main(int argc, char **argv) {
   add(tfc::driver::registerEmitCommand);
   add(tfc::driver::registerBenchCommand);
   add(tfc::driver::registerTokenizeCommand);
+  add(tfc::driver::registerGenerateCommand);
+  add(tfc::driver::registerEmbedCommand);
 
   try {
     app.parse(argc, argv);

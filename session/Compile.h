@@ -1,0 +1,104 @@
+//===- Compile.h - A model compiled for in-process execution ----*- C++ -*-===//
+//
+// The compile session every command that runs a model shares (tfc run,
+// check, bench, generate, embed): open the model, optimize it, build its
+// Plan, then compile the kernels of the entries that will run, from the
+// persistent kernel cache (KernelDiskCache.h) when it holds them, else with
+// Halide. Planning and kernel compilation are separate steps so that a
+// caller can check its inputs against the Plan (lengths, ids) before paying
+// for compilation. Nothing here prints; progress goes to a callback.
+//
+//   llvm::Expected<CompiledModel> model = session::compile(options);
+//   rt::Executor::create(model->plan(), model->kernels, weights);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_SESSION_COMPILE_H
+#define TFC_SESSION_COMPILE_H
+
+#include "session/Session.h"
+
+#include "codegen/PlanBuilder.h"
+#include "runtime/Executor.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tfc::codegen {
+class KernelCache;
+} // namespace tfc::codegen
+
+namespace tfc::session {
+
+class KernelDiskCache;
+
+/// Where compiled kernels are kept between processes.
+struct CacheSettings {
+  /// Off: compile in process (Halide JIT) every time.
+  bool enabled = true;
+  /// Empty: defaultCacheDir().
+  std::string dir;
+};
+
+struct CompileOptions {
+  ModelSource model;
+  PipelineSettings pipeline;
+  CacheSettings cache;
+  /// Compile only the kernels these entries use (empty: every entry). The
+  /// others stay null, and the Executor refuses to run their entries.
+  std::vector<std::string> entries;
+  /// Called before kernel `index` of `count` (those being compiled).
+  std::function<void(size_t index, size_t count)> progress;
+};
+
+/// What compiling cost, for `tfc run`'s report and tests.
+struct CompileStats {
+  size_t compiled = 0;   // kernels compiled by Halide in this process
+  size_t cacheHits = 0;  // kernels loaded from the disk cache
+  double seconds = 0;    // time spent getting kernels
+  /// Why the disk cache was not used (empty when it was, or was off).
+  std::string cacheProblem;
+};
+
+/// A planned model and, after compileKernels, its kernels.
+class CompiledModel {
+public:
+  CompiledModel();
+  ~CompiledModel();
+  CompiledModel(CompiledModel &&) noexcept;
+  CompiledModel &operator=(CompiledModel &&) noexcept;
+
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<Session> session;
+  BuiltPlan built;
+  /// kernels[i] implements plan().kernels[i]; null if not compiled.
+  std::vector<rt::KernelFn> kernels;
+  CompileStats stats;
+
+  const rt::Plan &plan() const { return built.plan; }
+  /// The entry `name`, or the first entry when `name` is empty; null if
+  /// there is no such entry.
+  const rt::PlanEntry *entry(const std::string &name) const;
+
+  // Owners of the compiled code: kernels stay valid while these live.
+  std::unique_ptr<codegen::KernelCache> jit;
+  std::unique_ptr<KernelDiskCache> disk;
+};
+
+/// Opens, optimizes and plans the model; compiles no kernel.
+llvm::Expected<CompiledModel> plan(const CompileOptions &options);
+
+/// Compiles the kernels that `options.entries` need.
+llvm::Error compileKernels(CompiledModel &model, const CompileOptions &options);
+
+/// plan() then compileKernels().
+llvm::Expected<CompiledModel> compile(const CompileOptions &options);
+
+/// The names of the entries a plan has, "forward, prefill, decode".
+std::string entryNames(const rt::Plan &plan);
+
+} // namespace tfc::session
+
+#endif // TFC_SESSION_COMPILE_H

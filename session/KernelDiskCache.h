@@ -1,0 +1,80 @@
+//===- KernelDiskCache.h - Compiled kernels kept on disk --------*- C++ -*-===//
+//
+// Compile once, run many: each kernel is compiled to a shared object under
+// the cache folder, named by a hash of everything its machine code depends
+// on, and later processes load it with dlopen instead of compiling again.
+//
+//   <dir>/v1/<key>.so         one kernel: `tfc_k_<key16>_argv(void **)`
+//   <dir>/v1/runtime-<t>.so   Halide's runtime for target t, loaded once
+//                             per process with RTLD_GLOBAL; every kernel of
+//                             the target binds to it (one thread pool)
+//
+// key = SHA-256 of (tfc version, hash of the code generator's sources,
+// Halide target string, kernel signature). A changed schedule, a new tfc or
+// another CPU gets other keys, never a stale kernel.
+//
+// Writers are safe to run concurrently: each file is written under a unique
+// temporary name in the same folder and renamed into place, so a reader sees
+// a complete file or none. A file that fails to load (truncated by hand,
+// say) is replaced by a fresh compile.
+//
+// Kernels are compiled with Target::NoRuntime to an object and linked into a
+// shared object by the system C compiler (`cc -shared`); where none is
+// installed the cache reports an error and the caller falls back to JIT.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_SESSION_KERNELDISKCACHE_H
+#define TFC_SESSION_KERNELDISKCACHE_H
+
+#include "runtime/Executor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
+
+namespace Halide {
+struct Target;
+} // namespace Halide
+
+namespace tfc::session {
+
+/// `$XDG_CACHE_HOME/tfc`, else `$HOME/.cache/tfc`; empty when neither is
+/// set.
+std::string defaultCacheDir();
+
+/// The code generator's identity that keys depend on: tfc's version and a
+/// hash of the sources that decide what a kernel compiles to.
+std::string codegenIdentity();
+
+class KernelDiskCache {
+public:
+  /// Opens (creating if needed) the cache under `dir` for `target`, and
+  /// loads or builds the target's runtime.
+  static llvm::Expected<std::unique_ptr<KernelDiskCache>>
+  open(const std::string &dir, const Halide::Target &target);
+  ~KernelDiskCache();
+
+  /// The kernel of `op` (whose kernelSignature is `signature`): loaded from
+  /// the cache, or compiled, stored and loaded. `hit` says which.
+  llvm::Expected<rt::KernelFn> getOrCompile(mlir::Operation *op,
+                                            const std::string &signature,
+                                            bool &hit);
+
+  /// The folder that holds the files (`<dir>/v1`).
+  const std::string &folder() const;
+
+private:
+  struct Impl;
+  explicit KernelDiskCache(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace tfc::session
+
+#endif // TFC_SESSION_KERNELDISKCACHE_H

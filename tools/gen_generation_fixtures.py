@@ -1,0 +1,111 @@
+"""Writes tests/fixtures/generation/greedy.json: Hugging Face greedy generation references.
+
+For each case, GPT2LMHeadModel.generate(do_sample=False) continues a prompt, plainly and with
+HF's repetition penalty 1.3 (greedy still: the penalty only reshapes the logits; random-init
+models otherwise repeat one token); tfc generate --greedy must produce the same ids token
+for token.
+
+  * gpt2_tiny_*: the weights of tests/fixtures/gpt2_tiny.safetensors (2 layers, d 64,
+    vocab 512, 64 positions).
+  * gpt2_small_seed7_*: GPT-2 small (HF's default GPT2Config) with the weights that
+    `tfc run --random-weights --seed 7` draws, written by `tfc run --save-weights` (the
+    runtime's generator is the same on every machine, so the test draws them again).
+
+The smallest margin between the chosen and the runner-up logit along each greedy path is
+stored too: a margin near fp32 noise would make the comparison fragile.
+
+Run: scripts/setup-python.sh && build/bin/tfc ... (built) &&
+     .venv/bin/python tools/gen_generation_fixtures.py
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import transformers
+from safetensors.torch import load_file
+from transformers import GPT2Config, GPT2LMHeadModel
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# generate() asks whether the model is FSDP-managed, which imports torch.distributed.fsdp;
+# Debian's torch 1.13 cannot import it under Python 3.11. Nothing here is distributed.
+transformers.generation.utils.is_fsdp_managed_module = lambda module: False
+
+
+def hf_greedy(model, prompt, new_tokens, eos, penalty=1.0):
+    ids = torch.tensor([prompt])
+    with torch.no_grad():
+        out = model.generate(ids, do_sample=False, num_beams=1, max_new_tokens=new_tokens,
+                             min_new_tokens=0, eos_token_id=eos, pad_token_id=0,
+                             repetition_penalty=penalty,
+                             output_scores=True, return_dict_in_generate=True)
+    generated = out.sequences[0, len(prompt):].tolist()
+    margin = min(float((s[0].topk(2).values[0] - s[0].topk(2).values[1])) for s in out.scores)
+    return generated, margin
+
+
+def tiny_case():
+    path = os.path.join(REPO, "tests", "fixtures", "gpt2_tiny.safetensors")
+    tensors = load_file(path)
+    weights = {k: v for k, v in tensors.items() if not k.startswith(("input.", "expected."))}
+    cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=512, n_positions=64)
+    model = GPT2LMHeadModel(cfg).eval()
+    model.transformer.load_state_dict(weights, strict=True)
+    prompt = [17, 301, 5, 88]
+    cases = {}
+    for penalty in (1.0, 1.3):
+        generated, margin = hf_greedy(model, prompt, 60, None, penalty)
+        cases[f"gpt2_tiny_penalty{penalty}"] = {
+            "model": "examples/tiny/gpt2-tiny.tfm", "weights": "gpt2_tiny.safetensors",
+            "prompt": prompt, "max_new_tokens": 60, "eos_id": None,
+            "repetition_penalty": penalty, "generated": generated, "min_margin": margin}
+    return cases
+
+
+def small_case(tfc):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "gpt2-small-seed7.safetensors")
+        subprocess.run([tfc, "run", os.path.join(REPO, "examples", "gpt2", "gpt2-small.tfm"),
+                        "--random-weights", "--seed", "7", "--save-weights", path,
+                        "--entry", "forward", "--ids", "1"], check=True,
+                       stdout=subprocess.DEVNULL)
+        weights = load_file(path)
+    model = GPT2LMHeadModel(GPT2Config()).eval()
+    model.transformer.load_state_dict(weights, strict=True)
+    prompt = [464, 3139, 286, 4881, 318, 257]
+    cases = {}
+    for penalty in (1.0, 1.3):
+        generated, margin = hf_greedy(model, prompt, 64, 50256, penalty)
+        cases[f"gpt2_small_seed7_penalty{penalty}"] = {
+            "model": "examples/gpt2/gpt2-small.tfm", "random_weights_seed": 7,
+            "prompt": prompt, "max_new_tokens": 64, "eos_id": 50256,
+            "repetition_penalty": penalty, "generated": generated, "min_margin": margin}
+    return cases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tfc", default=os.path.join(REPO, "build", "bin", "tfc"))
+    parser.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures", "generation",
+                                                      "greedy.json"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    cases = {**tiny_case(), **small_case(args.tfc)}
+    for name, case in cases.items():
+        print(f"{name}: {len(case['generated'])} tokens, min margin {case['min_margin']:.3g}",
+              file=sys.stderr)
+    doc = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+           "cases": cases}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
