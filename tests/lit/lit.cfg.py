@@ -18,6 +18,12 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfc_src_root, "tes
 # share one under the build tree (and so also run concurrent writers).
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "cache")
 
+# The real all-MiniLM-L6-v2 (scripts/fetch-minilm.sh, run by `make test`).
+minilm = os.path.join(config.tfc_obj_root, "models", "all-minilm-l6-v2")
+config.substitutions.append(("%minilm", minilm))
+if os.path.exists(os.path.join(minilm, "model.safetensors")):
+    config.available_features.add("minilm")
+
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
