@@ -61,7 +61,7 @@ public:
     const json *value = member(object, key);
     if (value && !(value->is_number_integer() && value->get<int64_t>() >= 0))
       return error(path, std::string("expected a non-negative integer, found ") +
-                             value->dump());
+                             brief(*value));
     if (value)
       out = static_cast<size_t>(value->get<int64_t>());
     return Status::success();
@@ -86,6 +86,11 @@ public:
     if (type.empty())
       return error(path + ".type", "missing");
     return type;
+  }
+  /// `value` as JSON, shortened for an error message.
+  static std::string brief(const json &value) {
+    std::string text = value.dump();
+    return text.size() <= 60 ? text : text.substr(0, 57) + "...";
   }
   Status unsupported(const std::string &field, const std::string &what,
                      const std::string &value) const {

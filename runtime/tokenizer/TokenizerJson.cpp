@@ -141,7 +141,7 @@ Status parseMerge(const JsonFile &file, const json &entry,
   if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() ||
       !entry[1].is_string())
     return file.error(path, "expected \"a b\" or [\"a\", \"b\"], found " +
-                                entry.dump());
+                                JsonFile::brief(entry));
   left = entry[0].get<std::string>();
   right = entry[1].get<std::string>();
   return Status::success();
@@ -151,7 +151,7 @@ Status parseBpe(const JsonFile &file, const json &spec, Model &model) {
   BpeModel &bpe = model.bpe;
   const json *dropout = JsonFile::member(spec, "dropout");
   if (dropout && !(dropout->is_number() && dropout->get<double>() == 0.0))
-    return file.error("model.dropout", "unsupported value " + dropout->dump() +
+    return file.error("model.dropout", "unsupported value " + JsonFile::brief(*dropout) +
                                            " (only null or 0)");
   bool byteFallback = false;
   TFC_RT_RETURN_IF_ERROR(file.getBool(spec, "byte_fallback",

@@ -11,6 +11,10 @@ namespace tfc::rt::tok {
 
 namespace {
 
+/// Padding beyond a million tokens is a corrupt file, not a request to
+/// allocate gigabytes.
+constexpr size_t kMaxPadding = size_t(1) << 20;
+
 Status parseTemplateSpecial(const JsonFile &file, const json &specials,
                             const std::string &name, TemplatePiece &piece) {
   std::string path = "post_processor.special_tokens." + name;
@@ -172,16 +176,24 @@ Status parsePadding(const JsonFile &file, const json &root, Padding &padding) {
     size_t fixed = 0;
     TFC_RT_RETURN_IF_ERROR(file.getCount(*strategy, "Fixed",
                                          "padding.strategy.Fixed", fixed));
+    if (fixed > kMaxPadding)
+      return file.error("padding.strategy.Fixed",
+                        std::to_string(fixed) + " is more than " +
+                            std::to_string(kMaxPadding));
     padding.fixed = fixed;
   } else if (!(strategy && strategy->is_string() &&
                strategy->get<std::string>() == "BatchLongest")) {
     return file.error("padding.strategy",
                       "expected \"BatchLongest\" or {\"Fixed\": n}, found " +
-                          (strategy ? strategy->dump() : std::string("null")));
+                          (strategy ? JsonFile::brief(*strategy) : std::string("null")));
   }
   TFC_RT_RETURN_IF_ERROR(file.getCount(*spec, "pad_to_multiple_of",
                                        "padding.pad_to_multiple_of",
                                        padding.multipleOf));
+  if (padding.multipleOf > kMaxPadding)
+    return file.error("padding.pad_to_multiple_of",
+                      std::to_string(padding.multipleOf) + " is more than " +
+                          std::to_string(kMaxPadding));
   size_t padId = 0;
   TFC_RT_RETURN_IF_ERROR(
       file.getCount(*spec, "pad_id", "padding.pad_id", padId));

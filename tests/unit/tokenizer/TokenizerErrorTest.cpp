@@ -191,6 +191,10 @@ TEST_F(TokenizerErrors, AddedTokensTruncationPadding) {
   doc = tinyBpe();
   doc["padding"] = {{"strategy", "Longest"}};
   EXPECT_HAS(jsonError(doc, "padding"), "field 'padding.strategy': expected");
+  doc = tinyBpe();
+  doc["padding"] = {{"strategy", {{"Fixed", 99999999999}}}};
+  EXPECT_HAS(jsonError(doc, "padding-huge"),
+             "field 'padding.strategy.Fixed': 99999999999 is more than 1048576");
 }
 
 TEST_F(TokenizerErrors, Gpt2AndBertFiles) {
