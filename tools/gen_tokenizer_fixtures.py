@@ -97,6 +97,10 @@ PHRASES = {
         "q\u2e42r q\u2e43r q\u2e49r q\U0001da87r q\U0001e95er", "e\u08e3x e\u08d4x e\u1ab0x e\u1abfx",
         "a\u2066b a\U000110cdb a\U00013430b a\u0378b a\u180eb", "e\u0c00x e\u0c04x e\u1df5x e\u1df6x",
     ],
+    "added_token_flags": [  # for the BPE variant's lstrip / rstrip / normalized tokens
+        "see [MASK] here", "a   [MASK]b\t[MASK]", "x<sep>   y <sep>\nz", "Release the release RELEASE",
+        "  [MASK]  <sep>  released", "unreleased<sep>[MASK]",
+    ],
     "whitespace": [
         "", " ", "  ", "\t", "\n", "\r\n", "a  b   c    d", "\t\ttabs\t\there\t",
         "trailing   ", "   leading", "line1\nline2\n\nline4", "nbsp\u00a0here\u3000ideo\u2028ls\u0085nel",
@@ -237,11 +241,54 @@ def write_reference(tok, records, path, declared=None):
     path.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+# The BPE variant: bpe/tokenizer.json with these top-level sections replaced.
+# It exercises what the two real files do not declare: add_prefix_space, a
+# BertNormalizer in front of BPE, and added tokens with lstrip, rstrip and
+# normalized=true. The C++ test applies the same replacement, read from
+# bpe/variant_reference.json.
+VARIANT = {
+    "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                   "strip_accents": False, "lowercase": True},
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                      "use_regex": True},
+    "added_tokens": [
+        {"id": 0, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+         "rstrip": False, "normalized": False, "special": True},
+        {"id": 6000, "content": "[MASK]", "single_word": False, "lstrip": True,
+         "rstrip": False, "normalized": False, "special": True},
+        {"id": 6001, "content": "<sep>", "single_word": False, "lstrip": False,
+         "rstrip": True, "normalized": False, "special": False},
+        {"id": 6002, "content": "release", "single_word": False, "lstrip": False,
+         "rstrip": False, "normalized": True, "special": False},
+    ],
+}
+
+
+def write_variant_reference(records):
+    doc = json.loads((FIX / "bpe" / "tokenizer.json").read_text())
+    doc.update(VARIANT)
+    tok = Tokenizer.from_str(json.dumps(doc))
+    out = []
+    for i, raw in enumerate(records):
+        if i % 4 != 0 and b"[MASK]" not in raw and b"<sep>" not in raw:
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        ids = tok.encode(text).ids
+        out.append({"record": i, "ids": ids, "decode": tok.decode(ids)})
+    ref = {"generator": "tools/gen_tokenizer_fixtures.py",
+           "tokenizers_version": sys.modules["tokenizers"].__version__,
+           "replace_sections": VARIANT,
+           "vocab_size": tok.get_vocab_size(with_added_tokens=True), "records": out}
+    (FIX / "bpe" / "variant_reference.json").write_text(
+        json.dumps(ref, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
 def main():
     records = make_corpus()
     bpe = train_bpe()
     write_bert_vocab()
     write_reference(bpe, records, FIX / "bpe" / "reference.json")
+    write_variant_reference(records)
     declared = Tokenizer.from_file(str(FIX / "minilm" / "tokenizer.json"))
     bert = Tokenizer.from_file(str(FIX / "minilm" / "tokenizer.json"))
     bert.no_padding()

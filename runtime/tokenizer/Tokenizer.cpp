@@ -156,7 +156,10 @@ Tokenizer::Tokenizer(std::shared_ptr<const TokenizerImpl> impl)
 
 Status finalize(TokenizerImpl &impl) {
   for (size_t i = 0; i < impl.added.size(); ++i) {
-    const AddedToken &token = impl.added[i];
+    AddedToken &token = impl.added[i];
+    // Like HF: an added token that is also a vocabulary token has that id.
+    if (std::optional<int32_t> id = impl.model.vocab.find(token.content))
+      token.id = *id;
     impl.addedById.emplace(token.id, i);
     impl.addedByContent.emplace(token.content, i);
     impl.normalizedContent.push_back(

@@ -210,6 +210,37 @@ TEST(TokenizerCorpus, InvalidUtf8IsReplacedLikePython) {
   EXPECT_EQ(failures, 0u);
 }
 
+// bpe/tokenizer.json with the sections of variant_reference.json replaced:
+// add_prefix_space, a BertNormalizer before BPE, and added tokens with lstrip,
+// rstrip and normalized=true (which the two real files do not use).
+TEST(TokenizerCorpus, ByteLevelBpeVariant) {
+  json reference = readReference("bpe/variant_reference.json");
+  json doc = json::parse(readFile(fixturePath("bpe/tokenizer.json")), nullptr,
+                         /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded());
+  for (const auto &[section, value] : reference["replace_sections"].items())
+    doc[section] = value;
+  Tokenizer tok = loadOrDie(Tokenizer::fromJson(doc.dump(), "variant.json"));
+  EXPECT_EQ(tok.vocabSize(), reference["vocab_size"].get<size_t>());
+  std::vector<std::string> corpus = readCorpus();
+  CorpusCheck check(tok, "variant");
+  size_t withAdded = 0;
+  for (const json &ref : reference["records"]) {
+    size_t i = ref["record"].get<size_t>();
+    ASSERT_LT(i, corpus.size());
+    check.ids(i, corpus[i], ref["ids"]);
+    Expected<std::string> decoded = tok.decode(idsOf(ref["ids"]));
+    ASSERT_TRUE(decoded.ok()) << decoded.message();
+    check.record(i, "decode", *decoded == ref["decode"].get<std::string>(),
+                 "got '" + *decoded + "'");
+    for (int32_t id : idsOf(ref["ids"]))
+      withAdded += id >= 6000;
+  }
+  EXPECT_GE(check.checks, 1000u);
+  EXPECT_GE(withAdded, 10u) << "the sample should use the added tokens";
+  EXPECT_EQ(check.failures, 0u);
+}
+
 TEST(TokenizerCorpus, SpecialIds) {
   Tokenizer bert = loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
   EXPECT_EQ(bert.specialIds().cls, 101);
