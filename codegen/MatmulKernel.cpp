@@ -22,6 +22,25 @@
 //    at clamped indices there, so the fixed-size tile (bound_extent) never
 //    reads outside A or B; the clamps are loop invariant in the k loop.
 //
+// GEMV variant (CPU, a rank-2 B, i.e. a weight): when the rows of the result
+// (M times the batch dims) are at most kGemvRows, as in a decode step, the
+// 8-row tiles above would compute up to 7 rows for nothing and copy every
+// weight panel once more. The kernel tests the rows at run time
+// (Func::specialize on `rows <= kGemvRows`, so the same compiled kernel
+// serves prefill and decode) and then streams each weight element once,
+// for all rows at a time:
+//  - [K, N] weights: tasks of up to kGemvColumns columns (whole rows of B
+//    for the models' weights); in a task, for every group of kGemvUnrollK
+//    rows of B, every result row adds x[m, k] * B[k, :] to its accumulator
+//    row (vectors of 16 columns, in L1 or L2), so B is read from start to
+//    end, kGemvUnrollK rows at a time.
+//  - [N, K] weights (transpose_b: a tied LM head read as stored): tasks of
+//    kGemvRowsPerTask rows of B; each result element is a dot product over
+//    K in 16 lanes (K a multiple of 16), kGemvDots of them at a time (4
+//    independent FMA chains over 4 consecutive rows of B, in registers),
+//    and the 16 lanes are summed at the end.
+// No bpack, no clamps: the loops run over the exact rows.
+//
 // GPU schedule: one thread per result element, tiles of 32x8 threads per
 // block, the batch as a third block dimension.
 //
@@ -31,7 +50,9 @@
 
 #include "ir/TfcOps.h"
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 
 using namespace Halide;
 using namespace tfc::codegen::detail;
@@ -43,11 +64,246 @@ namespace {
 /// the 32 AVX-512 has, leaving room for the 3 B vectors and a broadcast.
 constexpr int kTileN = 48;
 constexpr int kTileM = 8;
+
+/// GEMV variant (see the file comment): at most this many result rows.
+constexpr int kGemvRows = 8;
+/// [K, N] weights: columns per task, and rows of B per accumulator update.
+/// Whole rows for every weight of the models: a task then reads B from
+/// start to end (GPT-2 decode, 1 thread: 4096 columns ~20 % less time than
+/// 256, whose tasks read 1 KB of every row).
+constexpr int kGemvColumns = 4096;
+constexpr int kGemvUnrollK = 4;
+/// [N, K] weights: rows of B per task, and dot products at a time.
+constexpr int kGemvRowsPerTask = 64;
+constexpr int kGemvDots = 4;
+
+/// How the GEMV variant of one matmul runs, if it has one.
+struct GemvPlan {
+  /// Columns of the result per task (a multiple of the inner tile).
+  int columns = 0;
+  /// [K, N]: rows of B per update (divides K); [N, K]: 16 (lanes).
+  int unrollK = 1;
+  bool transposeB = false;
+};
+
+/// The GEMV plan for a CPU matmul whose B has rank 2 with static K and N,
+/// or none (then the tiled kernel serves every M).
+std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
+                                 bool transposeB, std::optional<int64_t> staticN,
+                                 std::optional<int64_t> staticK) {
+  if (ctx.gpu() || b.rank() != 2 || !staticN || !staticK)
+    return std::nullopt;
+  GemvPlan plan;
+  plan.transposeB = transposeB;
+  if (transposeB) {
+    if (*staticK % kVectorLanes != 0 || *staticN < kGemvDots)
+      return std::nullopt;
+    plan.unrollK = kVectorLanes;
+    int64_t rows = std::min<int64_t>(kGemvRowsPerTask, *staticN);
+    plan.columns = static_cast<int>(rows - rows % kGemvDots);
+    return plan;
+  }
+  if (*staticN < kVectorLanes)
+    return std::nullopt;
+  int64_t columns = std::min<int64_t>(kGemvColumns, *staticN);
+  plan.columns = static_cast<int>(columns - columns % kVectorLanes);
+  plan.unrollK = *staticK % kGemvUnrollK == 0 ? kGemvUnrollK : 1;
+  return plan;
+}
 } // namespace
 
 bool isMatmulOp(mlir::Operation *op) {
   return llvm::isa<mlir::tfc::MatmulOp>(op);
 }
+
+namespace {
+/// The run-time test of the GEMV variant: the rows of the result (every axis
+/// of `a` but K) are at most kGemvRows. Constant when `a` is static.
+Expr gemvCondition(const TensorInput &a) {
+  Expr rows = 1;
+  for (int axis = 0; axis < a.rank() - 1; ++axis)
+    rows = rows * a.extent(axis);
+  return Internal::simplify(rows <= kGemvRows);
+}
+
+/// The GEMV variant's Funcs: `acc` accumulates (over (..., m, n) for [K, N];
+/// over (..., m, n, lane) for [N, K]) and `value` is the product at the
+/// result's vars.
+struct GemvFuncs {
+  Func acc;
+  RDom k;
+  Expr value;
+};
+
+/// Defines the GEMV variant of `a` x `b` (b of rank 2, K = `kExtent`).
+GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
+                     const TensorInput &b, const std::vector<Var> &vars,
+                     const GemvPlan &plan, Expr kExtent) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  std::vector<Expr> aIdx;
+  for (int axis = 0; axis < rank - 2; ++axis)
+    aIdx.push_back(a.shape[axis] == 1 ? Expr(0) : Expr(vars[axis]));
+  aIdx.push_back(m);
+  GemvFuncs g;
+  g.acc = ctx.func("gemv");
+  if (!plan.transposeB) {
+    g.k = RDom(0, kExtent, ctx.base + "_gk");
+    define(g.acc, vars, 0.0f);
+    aIdx.push_back(g.k);
+    ref(g.acc, asExprs(vars)) += a.at(aIdx) * b.at({Expr(g.k), Expr(n)});
+    g.value = call(g.acc, asExprs(vars));
+    return g;
+  }
+  // 16 partial dot products per element, over k = 16 ko + lane.
+  Var lane("lane");
+  std::vector<Var> laneVars = vars;
+  laneVars.push_back(lane);
+  g.k = RDom(0, kExtent / kVectorLanes, ctx.base + "_gk");
+  Expr kIdx = g.k * kVectorLanes + lane;
+  define(g.acc, laneVars, 0.0f);
+  aIdx.push_back(kIdx);
+  ref(g.acc, asExprs(laneVars)) += a.at(aIdx) * b.at({Expr(n), kIdx});
+  // The lanes' sum, as a balanced tree of adds.
+  std::vector<Expr> terms;
+  for (int l = 0; l < kVectorLanes; ++l) {
+    std::vector<Expr> idx = asExprs(vars);
+    idx.push_back(l);
+    terms.push_back(call(g.acc, idx));
+  }
+  while (terms.size() > 1) {
+    std::vector<Expr> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2)
+      next.push_back(terms[i] + terms[i + 1]);
+    terms = std::move(next);
+  }
+  g.value = terms[0];
+  return g;
+}
+
+/// Schedules the GEMV variant on `stage` (the output `out` itself, or its
+/// specialization for few rows). See the file comment.
+void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
+                  const std::vector<Var> &vars, const GemvPlan &plan) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  Var task("gemv_task"), col("gemv_col");
+  stage.split(n, task, col, plan.columns, TailStrategy::ShiftInwards);
+  // Loops, innermost first: the columns of a task, the rows, the batch.
+  auto order = [&](std::vector<VarOrRVar> inner) {
+    inner.push_back(m);
+    for (int axis = rank - 3; axis >= 0; --axis)
+      inner.push_back(vars[axis]);
+    inner.push_back(task);
+    return inner;
+  };
+  if (!plan.transposeB) {
+    stage.vectorize(col, kVectorLanes).reorder(order({col})).parallel(task);
+    g.acc.compute_at(out, task)
+        .bound_extent(n, plan.columns)
+        .vectorize(n, kVectorLanes);
+    RVar ko("gemv_ko"), ki("gemv_ki");
+    Var vo("gemv_vo"), vi("gemv_vi");
+    std::vector<VarOrRVar> updateOrder = {vi, ki, vo, m};
+    for (int axis = rank - 3; axis >= 0; --axis)
+      updateOrder.push_back(vars[axis]);
+    updateOrder.push_back(ko);
+    g.acc.update()
+        .split(g.k, ko, ki, plan.unrollK, TailStrategy::GuardWithIf)
+        .split(n, vo, vi, kVectorLanes, TailStrategy::GuardWithIf)
+        .reorder(updateOrder)
+        .vectorize(vi)
+        .unroll(ki);
+    return;
+  }
+  // [N, K]: kGemvDots dot products of one row at a time, in registers.
+  Var dot("gemv_dot"), dots("gemv_dots");
+  stage.split(col, dots, dot, kGemvDots, TailStrategy::ShiftInwards)
+      .reorder(order({dot, dots}))
+      .unroll(dot)
+      .parallel(task);
+  Var lane = g.acc.args()[0];
+  g.acc.compute_at(out, dots)
+      .bound_extent(lane, kVectorLanes)
+      .bound_extent(n, kGemvDots)
+      .vectorize(lane)
+      .unroll(n);
+  g.acc.update().reorder(lane, n, g.k).vectorize(lane).unroll(n);
+}
+
+/// The tiled kernel's Funcs: B's panels and the register tile's product.
+struct TiledFuncs {
+  Func bpack, prod;
+  RDom k;
+};
+
+/// The schedule of the tiled kernel (see the file comment) on `out`, which
+/// reads `t.prod` through the epilogue.
+void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
+                   const std::vector<Var> &vars, TailStrategy tailN,
+                   TailStrategy tailM, bool bHasBatch, bool longEpilogue) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  std::vector<Var> batchVars(vars.begin(), vars.end() - 2);
+  Func bpack = t.bpack, prod = t.prod;
+  RDom k = t.k;
+  if (ctx.gpu()) {
+    Var bn("bn"), bm("bm"), tn("tn"), tm("tm");
+    out.gpu_tile(n, m, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
+    if (!batchVars.empty()) {
+      std::vector<Var> innerToOuter(batchVars.rbegin(), batchVars.rend());
+      out.gpu_blocks(fuseAll(out, innerToOuter, "batch"));
+    }
+    prod.compute_at(out, tn);
+    RVar ko("ko"), ki("ki");
+    prod.update().split(k, ko, ki, 4, TailStrategy::GuardWithIf).unroll(ki);
+    return;
+  }
+
+  Var no("no"), mo("mo"), ni("ni"), mi("mi");
+  out.split(n, no, ni, kTileN, tailN)
+      .split(m, mo, mi, kTileM, tailM)
+      .reorder(ni, mi, mo, no)
+      .vectorize(ni, kVectorLanes)
+      .unroll(ni);
+  // A long epilogue (GELU, SiLU) unrolled over all 24 vectors of the tile
+  // spills registers all over the tile's store; a loop over its rows runs
+  // it from registers.
+  if (!longEpilogue)
+    out.unroll(mi);
+  Var task = no;
+  if (!batchVars.empty()) {
+    if (bHasBatch) {
+      // Each (batch, panel) is a task with its own B.
+      std::vector<Var> innerToOuter = {no};
+      innerToOuter.insert(innerToOuter.end(), batchVars.rbegin(),
+                          batchVars.rend());
+      task = fuseAll(out, innerToOuter, "task");
+    } else {
+      // One B for all batches: pack each panel once, loop batches inside.
+      std::vector<VarOrRVar> order = {ni, mi, mo};
+      for (int axis = static_cast<int>(batchVars.size()) - 1; axis >= 0; --axis)
+        order.push_back(batchVars[axis]);
+      order.push_back(no);
+      out.reorder(order);
+    }
+  }
+  out.parallel(task);
+
+  bpack.compute_at(out, task)
+      .bound_extent(n, kTileN)
+      .vectorize(n, kVectorLanes)
+      .unroll(n);
+
+  prod.compute_at(out, mo)
+      .bound_extent(n, kTileN)
+      .bound_extent(m, kTileM)
+      .vectorize(n, kVectorLanes)
+      .unroll(n)
+      .unroll(m);
+  prod.update().reorder(n, m, k).vectorize(n, kVectorLanes).unroll(n).unroll(m);
+}
+} // namespace
 
 namespace detail {
 /// The matmul of `a` and `b` (see the file comment) with `epilogue` applied
@@ -144,65 +400,34 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     ref(prod, prodIdx) += a.at(aIdx) * call(bpack, packIdx);
   }
 
+  TiledFuncs tiled{bpack, prod, k};
+  Expr gemmValue = epilogue(call(prod, asExprs(vars)), vars);
   Func out = ctx.func();
-  define(out, vars, epilogue(call(prod, asExprs(vars)), vars));
-
-  // Schedule
-  if (ctx.gpu()) {
-    Var bn("bn"), bm("bm"), tn("tn"), tm("tm");
-    out.gpu_tile(n, m, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
-    if (!batchVars.empty()) {
-      std::vector<Var> innerToOuter(batchVars.rbegin(), batchVars.rend());
-      out.gpu_blocks(fuseAll(out, innerToOuter, "batch"));
-    }
-    prod.compute_at(out, tn);
-    RVar ko("ko"), ki("ki");
-    prod.update().split(k, ko, ki, 4, TailStrategy::GuardWithIf).unroll(ki);
+  std::optional<int64_t> staticK =
+      a.staticExtent(aK) ? a.staticExtent(aK) : b.staticExtent(bK);
+  std::optional<GemvPlan> gemv =
+      planGemv(ctx, b, transposeB, staticN, staticK);
+  Expr useGemv = gemv ? gemvCondition(a) : Expr(false);
+  if (Internal::is_const_zero(useGemv)) {
+    define(out, vars, gemmValue);
+    scheduleTiled(ctx, out, tiled, vars, tailN, tailM, bHasBatch,
+                  longEpilogue);
     return out;
   }
 
-  Var no("no"), mo("mo"), ni("ni"), mi("mi");
-  out.split(n, no, ni, kTileN, tailN)
-      .split(m, mo, mi, kTileM, tailM)
-      .reorder(ni, mi, mo, no)
-      .vectorize(ni, kVectorLanes)
-      .unroll(ni);
-  // A long epilogue (GELU, SiLU) unrolled over all 24 vectors of the tile
-  // spills registers all over the tile's store; a loop over its rows runs
-  // it from registers.
-  if (!longEpilogue)
-    out.unroll(mi);
-  Var task = no;
-  if (!batchVars.empty()) {
-    if (bHasBatch) {
-      // Each (batch, panel) is a task with its own B.
-      std::vector<Var> innerToOuter = {no};
-      innerToOuter.insert(innerToOuter.end(), batchVars.rbegin(),
-                          batchVars.rend());
-      task = fuseAll(out, innerToOuter, "task");
-    } else {
-      // One B for all batches: pack each panel once, loop batches inside.
-      std::vector<VarOrRVar> order = {ni, mi, mo};
-      for (int axis = static_cast<int>(batchVars.size()) - 1; axis >= 0; --axis)
-        order.push_back(batchVars[axis]);
-      order.push_back(no);
-      out.reorder(order);
-    }
+  GemvFuncs g = defineGemv(ctx, a, b, vars, *gemv, kExtent);
+  Expr gemvValue = epilogue(g.value, vars);
+  if (Internal::is_const_one(useGemv)) {
+    define(out, vars, gemvValue);
+    scheduleGemv(out, out, g, vars, *gemv);
+    return out;
   }
-  out.parallel(task);
-
-  bpack.compute_at(out, task)
-      .bound_extent(n, kTileN)
-      .vectorize(n, kVectorLanes)
-      .unroll(n);
-
-  prod.compute_at(out, mo)
-      .bound_extent(n, kTileN)
-      .bound_extent(m, kTileM)
-      .vectorize(n, kVectorLanes)
-      .unroll(n)
-      .unroll(m);
-  prod.update().reorder(n, m, k).vectorize(n, kVectorLanes).unroll(n).unroll(m);
+  // Both: the condition is substituted in each branch of the
+  // specialization, so each computes only its own producers.
+  define(out, vars, select(useGemv, gemvValue, gemmValue));
+  Stage special = out.specialize(useGemv);
+  scheduleGemv(out, special, g, vars, *gemv);
+  scheduleTiled(ctx, out, tiled, vars, tailN, tailM, bHasBatch, longEpilogue);
   return out;
 }
 } // namespace detail

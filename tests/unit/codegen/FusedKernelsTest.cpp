@@ -145,7 +145,12 @@ INSTANTIATE_TEST_SUITE_P(
         LinearCase{"SiluNoBias", {"?", "?", "16"}, {"?", "?", "20"},
                    {2, 3, 16}, 20, true, false, "silu"},
         LinearCase{"OneRow", {"?", "?", "48"}, {"?", "?", "144"}, {1, 1, 48},
-                   144, true, true, "gelu"}),
+                   144, true, true, "gelu"},
+        // The GEMV variant on [K, N] (8 rows) and the tiles at 9 rows.
+        LinearCase{"GemvGeluTanhKN", {"?", "?", "64"}, {"?", "?", "200"},
+                   {2, 4, 64}, 200, false, true, "gelu_tanh"},
+        LinearCase{"NineRowsGeluTanhKN", {"?", "?", "64"}, {"?", "?", "200"},
+                   {3, 3, 64}, 200, false, true, "gelu_tanh"}),
     [](const ::testing::TestParamInfo<LinearCase> &info) {
       return std::string(info.param.name);
     });

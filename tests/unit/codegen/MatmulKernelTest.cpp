@@ -2,7 +2,9 @@
 //
 // Shapes are picked to hit each path of the schedule: exact tiles, tails
 // handled by ShiftInwards (static) and by guards with clamped reads
-// (dynamic or short), broadcasting batch dims, transpose_b, M = 1.
+// (dynamic or short), broadcasting batch dims, transpose_b, M = 1, and the
+// GEMV variant for at most 8 rows (batch x M, tested at run time when
+// dynamic) on [K, N] and [N, K] weights, with 9 rows falling back to tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,8 +79,17 @@ TEST_P(MatmulTest, MatchesNaiveProduct) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulTest,
     ::testing::Values(
-        // One exact micro-kernel tile.
+        // Two exact micro-kernel tiles (8 static rows would be a GEMV).
         MatmulCase{"ExactTile",
+                   {"16", "32"},
+                   {"32", "48"},
+                   {"16", "48"},
+                   {16, 32},
+                   {32, 48},
+                   {16, 48},
+                   false},
+        // GEMV, static rows: K a multiple of 4, N of 16.
+        MatmulCase{"GemvStatic",
                    {"8", "32"},
                    {"32", "48"},
                    {"8", "48"},
@@ -86,6 +97,60 @@ INSTANTIATE_TEST_SUITE_P(
                    {32, 48},
                    {8, 48},
                    false},
+        // GEMV at run time: 2 x 3 rows; N = 100 (tasks overlap at the end).
+        MatmulCase{"GemvDynamicRows",
+                   {"?", "?", "64"},
+                   {"64", "100"},
+                   {"?", "?", "100"},
+                   {2, 3, 64},
+                   {64, 100},
+                   {2, 3, 100},
+                   false},
+        // The same kernel with 3 x 3 rows: the tiled path.
+        MatmulCase{"GemvNineRowsTiled",
+                   {"?", "?", "64"},
+                   {"64", "100"},
+                   {"?", "?", "100"},
+                   {3, 3, 64},
+                   {64, 100},
+                   {3, 3, 100},
+                   false},
+        // GEMV with K not a multiple of 4 (no unrolling), N = 40.
+        MatmulCase{"GemvOddK",
+                   {"?", "37"},
+                   {"37", "40"},
+                   {"?", "40"},
+                   {5, 37},
+                   {37, 40},
+                   {5, 40},
+                   false},
+        // GEMV on an [N, K] weight (a tied LM head): dot products over K in
+        // 16 lanes, N = 50 (not a multiple of the 4 dots).
+        MatmulCase{"GemvTransposed",
+                   {"?", "?", "32"},
+                   {"50", "32"},
+                   {"?", "?", "50"},
+                   {1, 1, 32},
+                   {50, 32},
+                   {1, 1, 50},
+                   true},
+        MatmulCase{"GemvTransposedEightRows",
+                   {"?", "48"},
+                   {"70", "48"},
+                   {"?", "70"},
+                   {8, 48},
+                   {70, 48},
+                   {8, 70},
+                   true},
+        // [N, K] with K not a multiple of 16: no GEMV, the tiles at M = 2.
+        MatmulCase{"TransposedOddKFewRows",
+                   {"?", "24"},
+                   {"70", "24"},
+                   {"?", "70"},
+                   {2, 24},
+                   {70, 24},
+                   {2, 70},
+                   true},
         // Static tails: M and N not multiples of the tile (ShiftInwards).
         MatmulCase{"StaticTails",
                    {"130", "96"},
