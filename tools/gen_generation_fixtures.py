@@ -1,4 +1,4 @@
-"""Writes tests/fixtures/generation/greedy.json: Hugging Face greedy generation references.
+"""Writes tests/fixtures/generation/greedy.json: generation references from Hugging Face.
 
 For each case, GPT2LMHeadModel.generate(do_sample=False) continues a prompt, plainly and with
 HF's repetition penalty 1.3 (greedy still: the penalty only reshapes the logits; random-init
@@ -10,6 +10,9 @@ for token.
   * gpt2_small_seed7_*: GPT-2 small (HF's default GPT2Config) with the weights that
     `tfc run --random-weights --seed 7` draws, written by `tfc run --save-weights` (the
     runtime's generator is the same on every machine, so the test draws them again).
+
+  * gpt2_tiny_<sampler>_seed<N>: seeded sampling, HF's logits through the Python
+    reimplementation of tfc's sampler and RNG.
 
 The smallest margin between the chosen and the runner-up logit along each greedy path is
 stored too: a margin near fp32 noise would make the comparison fragile.
@@ -88,6 +91,41 @@ def small_case(tfc):
     return cases
 
 
+def sampled_cases():
+    """Seeded sampling on the tiny GPT-2: HF's logits step by step (its KV cache), fed to
+    the numpy reimplementation of tfc's sampler and RNG (tools/gen_sampler_fixtures.py,
+    itself checked against HF's warpers)."""
+    import gen_sampler_fixtures as ref
+    path = os.path.join(REPO, "tests", "fixtures", "gpt2_tiny.safetensors")
+    weights = {k: v for k, v in load_file(path).items()
+               if not k.startswith(("input.", "expected."))}
+    cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=512, n_positions=64)
+    model = GPT2LMHeadModel(cfg).eval()
+    model.transformer.load_state_dict(weights, strict=True)
+    settings = {"t0.8_k40_p0.95_seed5": ref.opts(temperature=0.8, top_k=40, top_p=0.95, seed=5),
+                "t1_seed9": ref.opts(seed=9),
+                "minp0.05_penalty1.2_seed3": ref.opts(min_p=0.05, repetition_penalty=1.2,
+                                                      seed=3)}
+    prompt, new_tokens = [17, 301, 5, 88], 40
+    cases = {}
+    for name, opts in settings.items():
+        rng, sequence, past = ref.Rng(opts["seed"]), list(prompt), None
+        step_ids = torch.tensor([prompt])
+        for _ in range(new_tokens):
+            with torch.no_grad():
+                out = model(step_ids, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            logits = out.logits[0, -1].numpy().astype("float32")
+            cand, w = ref.filter_reference(logits, opts, sequence)
+            token = ref.draw_reference(cand, w, rng)
+            sequence.append(token)
+            step_ids = torch.tensor([[token]])
+        cases[f"gpt2_tiny_{name}"] = {
+            "prompt": prompt, "max_new_tokens": new_tokens, "options": opts,
+            "generated": sequence[len(prompt):]}
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tfc", default=os.path.join(REPO, "build", "bin", "tfc"))
@@ -95,10 +133,11 @@ def main():
                                                       "greedy.json"))
     args = parser.parse_args()
     torch.set_num_threads(1)
-    cases = {**tiny_case(), **small_case(args.tfc)}
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    cases = {**tiny_case(), **small_case(args.tfc), **sampled_cases()}
     for name, case in cases.items():
-        print(f"{name}: {len(case['generated'])} tokens, min margin {case['min_margin']:.3g}",
-              file=sys.stderr)
+        print(f"{name}: {len(case['generated'])} tokens, min margin "
+              f"{case.get('min_margin', float('nan')):.3g}", file=sys.stderr)
     doc = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__},
            "cases": cases}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

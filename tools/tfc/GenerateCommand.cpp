@@ -61,12 +61,12 @@ rt::Expected<std::vector<int32_t>> fitPrompt(std::vector<int32_t> prompt,
 std::optional<CompiledModel> planFor(const GenerateOptions &options,
                                      std::vector<int32_t> &prompt,
                                      session::CompileOptions &compile) {
-  compile = compileOptions(options.model, options.cache,
-                           {options.generation.prefillEntry,
-                            options.generation.decodeEntry});
+  compile = compileOptions(options.model, options.cache);
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return std::nullopt;
+  compile.entries = {options.generation.prefillEntry,
+                     options.generation.decodeEntry};
   rt::Expected<int64_t> context =
       rt::contextLength(model->plan(), options.generation);
   rt::Expected<std::vector<int32_t>> fitted =
