@@ -19,8 +19,8 @@ void replaceAll(std::string &text, std::string_view from, std::string_view to) {
 /// contractions, applied to each token on its own.
 void cleanup(std::string &token) {
   static const std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},   {" ?", "?"},   {" !", "!"},         {" ,", ","},
-      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},     {" do not", " don't"},
+      {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
       {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   for (const auto &[from, to] : kRules)
     replaceAll(token, from, to);

@@ -47,8 +47,8 @@ public:
       out = value->get<bool>();
     return Status::success();
   }
-  Status getString(const json &object, const char *key,
-                   const std::string &path, std::string &out) const {
+  Status getString(const json &object, const char *key, const std::string &path,
+                   std::string &out) const {
     const json *value = member(object, key);
     if (value && !value->is_string())
       return wrongType(path, "a string", *value);
@@ -60,8 +60,9 @@ public:
                   size_t &out) const {
     const json *value = member(object, key);
     if (value && !(value->is_number_integer() && value->get<int64_t>() >= 0))
-      return error(path, std::string("expected a non-negative integer, found ") +
-                             brief(*value));
+      return error(path,
+                   std::string("expected a non-negative integer, found ") +
+                       brief(*value));
     if (value)
       out = static_cast<size_t>(value->get<int64_t>());
     return Status::success();

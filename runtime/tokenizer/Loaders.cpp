@@ -113,8 +113,10 @@ Status readGpt2Merges(const std::string &path, Model &model) {
     std::string where = path + ": line " + std::to_string(i + 1);
     size_t space = line.find(' ');
     if (space == std::string::npos || line.find(' ', space + 1) != line.npos)
-      return Status::error(where + ": expected two tokens separated by one "
-                                   "space, found '" + line + "'");
+      return Status::error(where +
+                           ": expected two tokens separated by one "
+                           "space, found '" +
+                           line + "'");
     Status added =
         addMerge(model, line.substr(0, space), line.substr(space + 1), rank++);
     if (!added.ok())
@@ -125,12 +127,14 @@ Status readGpt2Merges(const std::string &path, Model &model) {
 
 Expected<Tokenizer> finish(TokenizerImpl impl) {
   TFC_RT_RETURN_IF_ERROR(finalize(impl));
-  return Tokenizer::fromImpl(std::make_shared<const TokenizerImpl>(std::move(impl)));
+  return Tokenizer::fromImpl(
+      std::make_shared<const TokenizerImpl>(std::move(impl)));
 }
 
 } // namespace
 
-Expected<Tokenizer> Tokenizer::fromImpl(std::shared_ptr<const TokenizerImpl> impl) {
+Expected<Tokenizer>
+Tokenizer::fromImpl(std::shared_ptr<const TokenizerImpl> impl) {
   return Tokenizer(std::move(impl));
 }
 
@@ -176,8 +180,8 @@ Expected<Tokenizer> Tokenizer::fromBertVocab(const std::string &vocabTxt,
       token.pop_back();
     Status added = impl.model.vocab.add(token, static_cast<int64_t>(i));
     if (!added.ok())
-      return Status::error(vocabTxt + ": line " + std::to_string(i + 1) +
-                           ": " + added.message());
+      return Status::error(vocabTxt + ": line " + std::to_string(i + 1) + ": " +
+                           added.message());
   }
   impl.model.kind = ModelKind::WordPiece;
   for (const char *required : {"[UNK]", "[CLS]", "[SEP]"})

@@ -121,14 +121,14 @@ void wordPieceWord(const Model &model, const std::string &word,
     size_t end = word.size();
     std::optional<int32_t> found;
     while (end > start) {
-      std::string piece = (start > 0 ? wp.prefix : "") +
-                          word.substr(start, end - start);
+      std::string piece =
+          (start > 0 ? wp.prefix : "") + word.substr(start, end - start);
       if ((found = model.vocab.find(piece)))
         break;
       do // step back one UTF-8 character
         --end;
-      while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) ==
-                                0x80);
+      while (end > start &&
+             (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
     }
     if (!found) {
       ids.push_back(wp.unk);

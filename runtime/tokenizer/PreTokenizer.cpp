@@ -63,9 +63,8 @@ Status regexSplit(const Gpt2Regex &regex, std::string_view text,
   size_t pos = 0;
   Status status;
   while (pos < text.size()) {
-    int rc = pcre2_match(regex.code,
-                         reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(),
-                         pos, PCRE2_NO_UTF_CHECK, match, nullptr);
+    int rc = pcre2_match(regex.code, reinterpret_cast<PCRE2_SPTR>(text.data()),
+                         text.size(), pos, PCRE2_NO_UTF_CHECK, match, nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) {
       pieces.emplace_back(text.substr(pos));
       break;

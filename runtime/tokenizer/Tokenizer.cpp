@@ -58,8 +58,8 @@ void splitAdded(const TokenizerImpl &impl, std::string_view text,
     for (size_t i = 0; i < impl.added.size(); ++i) {
       if (impl.added[i].normalized != normalizedPass)
         continue;
-      const std::string &content = normalizedPass ? impl.normalizedContent[i]
-                                                  : impl.added[i].content;
+      const std::string &content =
+          normalizedPass ? impl.normalizedContent[i] : impl.added[i].content;
       if (content.size() > bestLength &&
           text.compare(pos, content.size(), content) == 0) {
         best = static_cast<int64_t>(i);

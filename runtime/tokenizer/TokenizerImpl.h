@@ -158,8 +158,8 @@ Expected<TokenizerImpl> parseTokenizerJson(std::string_view text,
 /// Records merge number `rank` of `left` + `right` in a BPE model (the
 /// vocabulary and continuing prefix already set); an error without context
 /// when a token is not in the vocabulary.
-Status addMerge(Model &model, const std::string &left,
-                const std::string &right, int32_t rank);
+Status addMerge(Model &model, const std::string &left, const std::string &right,
+                int32_t rank);
 
 /// Normalizer.cpp: BertNormalizer on valid UTF-8.
 std::string normalize(const Normalizer &normalizer, std::string_view text);

@@ -69,15 +69,13 @@ Status parseNormalizer(const JsonFile &file, const json &root,
   if (*type != "BertNormalizer")
     return file.unsupported("normalizer.type", "normalizer", *type);
   normalizer.present = true;
-  TFC_RT_RETURN_IF_ERROR(file.getBool(*spec, "clean_text",
-                                      "normalizer.clean_text",
-                                      normalizer.cleanText));
+  TFC_RT_RETURN_IF_ERROR(file.getBool(
+      *spec, "clean_text", "normalizer.clean_text", normalizer.cleanText));
   TFC_RT_RETURN_IF_ERROR(file.getBool(*spec, "handle_chinese_chars",
                                       "normalizer.handle_chinese_chars",
                                       normalizer.handleChineseChars));
-  TFC_RT_RETURN_IF_ERROR(file.getBool(*spec, "lowercase",
-                                      "normalizer.lowercase",
-                                      normalizer.lowercase));
+  TFC_RT_RETURN_IF_ERROR(file.getBool(
+      *spec, "lowercase", "normalizer.lowercase", normalizer.lowercase));
   // strip_accents: null means "as lowercase".
   normalizer.stripAccents = normalizer.lowercase;
   return file.getBool(*spec, "strip_accents", "normalizer.strip_accents",
@@ -107,7 +105,8 @@ Status parsePreTokenizer(const JsonFile &file, const json &root,
 }
 
 Status parseVocab(const JsonFile &file, const json &model, Vocab &vocab) {
-  Expected<const json *> entries = file.getObject(model, "vocab", "model.vocab");
+  Expected<const json *> entries =
+      file.getObject(model, "vocab", "model.vocab");
   if (!entries)
     return entries.status();
   for (auto it = (*entries)->begin(); it != (*entries)->end(); ++it) {
@@ -133,7 +132,8 @@ Status parseMerge(const JsonFile &file, const json &entry,
     size_t space = text.find(' ');
     if (space == std::string::npos || text.find(' ', space + 1) != text.npos)
       return file.error(path, "expected two tokens separated by one space, "
-                              "found '" + text + "'");
+                              "found '" +
+                                  text + "'");
     left = text.substr(0, space);
     right = text.substr(space + 1);
     return Status::success();
@@ -151,11 +151,12 @@ Status parseBpe(const JsonFile &file, const json &spec, Model &model) {
   BpeModel &bpe = model.bpe;
   const json *dropout = JsonFile::member(spec, "dropout");
   if (dropout && !(dropout->is_number() && dropout->get<double>() == 0.0))
-    return file.error("model.dropout", "unsupported value " + JsonFile::brief(*dropout) +
+    return file.error("model.dropout", "unsupported value " +
+                                           JsonFile::brief(*dropout) +
                                            " (only null or 0)");
   bool byteFallback = false;
-  TFC_RT_RETURN_IF_ERROR(file.getBool(spec, "byte_fallback",
-                                      "model.byte_fallback", byteFallback));
+  TFC_RT_RETURN_IF_ERROR(
+      file.getBool(spec, "byte_fallback", "model.byte_fallback", byteFallback));
   if (byteFallback)
     return file.error("model.byte_fallback", "unsupported value true");
   TFC_RT_RETURN_IF_ERROR(file.getString(spec, "continuing_subword_prefix",
@@ -174,13 +175,15 @@ Status parseBpe(const JsonFile &file, const json &spec, Model &model) {
   if (!unk.empty()) {
     bpe.unk = model.vocab.find(unk);
     if (!bpe.unk)
-      return file.error("model.unk_token", "'" + unk + "' is not in model.vocab");
+      return file.error("model.unk_token",
+                        "'" + unk + "' is not in model.vocab");
   }
   const json *merges = JsonFile::member(spec, "merges");
   if (!merges || !merges->is_array())
-    return file.error("model.merges", merges ? std::string("expected an array, found ") +
-                                                   merges->type_name()
-                                             : "missing");
+    return file.error("model.merges",
+                      merges ? std::string("expected an array, found ") +
+                                   merges->type_name()
+                             : "missing");
   for (size_t i = 0; i < merges->size(); ++i) {
     std::string path = "model.merges[" + std::to_string(i) + "]";
     std::string left, right;
@@ -230,13 +233,13 @@ Status parseModel(const JsonFile &file, const json &root, Model &model) {
 
 } // namespace
 
-Status addMerge(Model &model, const std::string &left,
-                const std::string &right, int32_t rank) {
+Status addMerge(Model &model, const std::string &left, const std::string &right,
+                int32_t rank) {
   const std::string &prefix = model.bpe.continuingPrefix;
-  std::string merged = left + (!prefix.empty() &&
-                                       right.compare(0, prefix.size(), prefix) == 0
-                                   ? right.substr(prefix.size())
-                                   : right);
+  std::string merged =
+      left + (!prefix.empty() && right.compare(0, prefix.size(), prefix) == 0
+                  ? right.substr(prefix.size())
+                  : right);
   for (const std::string *token :
        std::initializer_list<const std::string *>{&left, &right, &merged})
     if (!model.vocab.find(*token))
@@ -244,10 +247,10 @@ Status addMerge(Model &model, const std::string &left,
                            *token + "' is not in the vocabulary");
   uint64_t key = (static_cast<uint64_t>(*model.vocab.find(left)) << 32) |
                  static_cast<uint32_t>(*model.vocab.find(right));
-  model.bpe.merges.emplace(key, std::make_pair(rank, *model.vocab.find(merged)));
+  model.bpe.merges.emplace(key,
+                           std::make_pair(rank, *model.vocab.find(merged)));
   return Status::success();
 }
-
 
 Expected<TokenizerImpl> parseTokenizerJson(std::string_view text,
                                            const std::string &name) {

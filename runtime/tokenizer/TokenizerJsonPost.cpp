@@ -1,4 +1,4 @@
-//===- TokenizerJsonPost.cpp - post_processor, decoder, truncation, padding ===//
+//===- TokenizerJsonPost.cpp - Post-processor, decoder, padding -----------===//
 //
 // The parts of tokenizer.json that act after the model (see JsonFile.h for
 // the reading rules).
@@ -43,15 +43,15 @@ Status parseTemplate(const JsonFile &file, const json &spec,
   const json *single = JsonFile::member(spec, "single");
   if (!single || !single->is_array())
     return file.error("post_processor.single", "expected an array");
-  Expected<const json *> specials = file.getObject(
-      spec, "special_tokens", "post_processor.special_tokens");
+  Expected<const json *> specials =
+      file.getObject(spec, "special_tokens", "post_processor.special_tokens");
   if (!specials)
     return specials.status();
   for (size_t i = 0; i < single->size(); ++i) {
     std::string path = "post_processor.single[" + std::to_string(i) + "]";
     const json &item = (*single)[i];
-    const json *sequence = item.is_object() ? JsonFile::member(item, "Sequence")
-                                            : nullptr;
+    const json *sequence =
+        item.is_object() ? JsonFile::member(item, "Sequence") : nullptr;
     const json *special =
         item.is_object() ? JsonFile::member(item, "SpecialToken") : nullptr;
     TemplatePiece piece;
@@ -133,8 +133,8 @@ Status parseDecoder(const JsonFile &file, const json &root, Decoder &decoder) {
 Status parseDirection(const JsonFile &file, const json &spec,
                       const std::string &section, bool &left) {
   std::string direction = "Right";
-  TFC_RT_RETURN_IF_ERROR(file.getString(spec, "direction",
-                                        section + ".direction", direction));
+  TFC_RT_RETURN_IF_ERROR(
+      file.getString(spec, "direction", section + ".direction", direction));
   if (direction != "Right" && direction != "Left")
     return file.unsupported(section + ".direction", "direction", direction);
   left = direction == "Left";
@@ -151,9 +151,8 @@ Status parseTruncation(const JsonFile &file, const json &root,
   truncation.present = true;
   if (!JsonFile::member(*spec, "max_length"))
     return file.error("truncation.max_length", "missing");
-  TFC_RT_RETURN_IF_ERROR(file.getCount(*spec, "max_length",
-                                       "truncation.max_length",
-                                       truncation.maxLength));
+  TFC_RT_RETURN_IF_ERROR(file.getCount(
+      *spec, "max_length", "truncation.max_length", truncation.maxLength));
   std::string strategy = "LongestFirst";
   TFC_RT_RETURN_IF_ERROR(
       file.getString(*spec, "strategy", "truncation.strategy", strategy));
@@ -174,8 +173,8 @@ Status parsePadding(const JsonFile &file, const json &root, Padding &padding) {
   const json *strategy = JsonFile::member(*spec, "strategy");
   if (strategy && strategy->is_object() && strategy->contains("Fixed")) {
     size_t fixed = 0;
-    TFC_RT_RETURN_IF_ERROR(file.getCount(*strategy, "Fixed",
-                                         "padding.strategy.Fixed", fixed));
+    TFC_RT_RETURN_IF_ERROR(
+        file.getCount(*strategy, "Fixed", "padding.strategy.Fixed", fixed));
     if (fixed > kMaxPadding)
       return file.error("padding.strategy.Fixed",
                         std::to_string(fixed) + " is more than " +
@@ -183,9 +182,10 @@ Status parsePadding(const JsonFile &file, const json &root, Padding &padding) {
     padding.fixed = fixed;
   } else if (!(strategy && strategy->is_string() &&
                strategy->get<std::string>() == "BatchLongest")) {
-    return file.error("padding.strategy",
-                      "expected \"BatchLongest\" or {\"Fixed\": n}, found " +
-                          (strategy ? JsonFile::brief(*strategy) : std::string("null")));
+    return file.error(
+        "padding.strategy",
+        "expected \"BatchLongest\" or {\"Fixed\": n}, found " +
+            (strategy ? JsonFile::brief(*strategy) : std::string("null")));
   }
   TFC_RT_RETURN_IF_ERROR(file.getCount(*spec, "pad_to_multiple_of",
                                        "padding.pad_to_multiple_of",
@@ -201,8 +201,8 @@ Status parsePadding(const JsonFile &file, const json &root, Padding &padding) {
     return file.error("padding.pad_id", "out of range");
   padding.padId = static_cast<int32_t>(padId);
   padding.padToken = "[PAD]";
-  TFC_RT_RETURN_IF_ERROR(file.getString(*spec, "pad_token",
-                                        "padding.pad_token", padding.padToken));
+  TFC_RT_RETURN_IF_ERROR(file.getString(*spec, "pad_token", "padding.pad_token",
+                                        padding.padToken));
   return parseDirection(file, *spec, "padding", padding.left);
 }
 

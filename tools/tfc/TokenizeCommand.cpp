@@ -146,8 +146,10 @@ CommandRunner driver::registerTokenizeCommand(CLI::App &app) {
       "tokenize", "Encode text to token ids or decode ids with a Hugging Face "
                   "tokenizer (tokenizer.json, vocab.json + merges.txt, "
                   "vocab.txt, or a directory holding one)");
-  command->add_option("--tokenizer", options->tokenizer, "tokenizer file or "
-                                                         "directory")
+  command
+      ->add_option("--tokenizer", options->tokenizer,
+                   "tokenizer file or "
+                   "directory")
       ->required();
   CLI::Option_group *input = command->add_option_group("input");
   input->add_option("--text", options->text, "text to encode");

@@ -80,8 +80,7 @@ public:
     ASSERT_TRUE(enc.ok()) << enc.message();
     std::vector<int32_t> want = idsOf(expected);
     record(i, addSpecial ? "ids" : "ids without special tokens",
-           enc->ids == want,
-           "got " + show(enc->ids) + "\nwant " + show(want));
+           enc->ids == want, "got " + show(enc->ids) + "\nwant " + show(want));
   }
 
   void entry(size_t i, const std::string &text, const json &ref) {
@@ -91,7 +90,8 @@ public:
     record(i, "ids", enc->ids == want,
            "got " + show(enc->ids) + "\nwant " + show(want));
     if (ref.contains("tokens"))
-      record(i, "tokens", enc->tokens == ref["tokens"].get<std::vector<std::string>>(),
+      record(i, "tokens",
+             enc->tokens == ref["tokens"].get<std::vector<std::string>>(),
              "differ");
     Expected<std::string> decoded = tok.decode(want);
     ASSERT_TRUE(decoded.ok()) << decoded.message();
@@ -134,14 +134,16 @@ Tokenizer loadOrDie(Expected<Tokenizer> tok) {
 }
 
 Tokenizer miniLm() {
-  Tokenizer tok = loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
+  Tokenizer tok =
+      loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
   tok.disablePadding();
   tok.disableTruncation();
   return tok;
 }
 
 TEST(TokenizerCorpus, ByteLevelBpeJson) {
-  Expected<Tokenizer> tok = Tokenizer::fromFile(fixturePath("bpe/tokenizer.json"));
+  Expected<Tokenizer> tok =
+      Tokenizer::fromFile(fixturePath("bpe/tokenizer.json"));
   ASSERT_TRUE(tok.ok()) << tok.message();
   EXPECT_EQ(tok->vocabSize(), 6000u);
   checkCorpus(*tok, "bpe/tokenizer.json", readReference("bpe/reference.json"));
@@ -163,7 +165,8 @@ TEST(TokenizerCorpus, WordPieceJson) {
 }
 
 TEST(TokenizerCorpus, WordPieceBertVocab) {
-  Expected<Tokenizer> tok = Tokenizer::fromBertVocab(fixturePath("minilm/vocab.txt"));
+  Expected<Tokenizer> tok =
+      Tokenizer::fromBertVocab(fixturePath("minilm/vocab.txt"));
   ASSERT_TRUE(tok.ok()) << tok.message();
   checkCorpus(*tok, "minilm/vocab.txt", readReference("minilm/reference.json"));
 }
@@ -171,7 +174,8 @@ TEST(TokenizerCorpus, WordPieceBertVocab) {
 // The file's own truncation (128) and padding (fixed 128), and encoding
 // without special tokens, on every 10th record.
 TEST(TokenizerCorpus, WordPieceDeclaredTruncationPaddingAndNoSpecial) {
-  Tokenizer declared = loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
+  Tokenizer declared =
+      loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
   EXPECT_TRUE(declared.hasPadding());
   EXPECT_TRUE(declared.hasTruncation());
   Tokenizer plain = miniLm();
@@ -200,7 +204,8 @@ TEST(TokenizerCorpus, InvalidUtf8IsReplacedLikePython) {
   size_t invalid = 0, failures = 0;
   for (size_t i = 0; i < corpus.size(); ++i) {
     const json &ref = reference["records"][i];
-    std::string python = ref.value("decode_keep", ref["decode"].get<std::string>());
+    std::string python =
+        ref.value("decode_keep", ref["decode"].get<std::string>());
     std::string ours = sanitizeUtf8(corpus[i]);
     invalid += ours != corpus[i];
     if (ours != python && ++failures <= 5)
@@ -242,7 +247,8 @@ TEST(TokenizerCorpus, ByteLevelBpeVariant) {
 }
 
 TEST(TokenizerCorpus, SpecialIds) {
-  Tokenizer bert = loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
+  Tokenizer bert =
+      loadOrDie(Tokenizer::fromFile(fixturePath("minilm/tokenizer.json")));
   EXPECT_EQ(bert.specialIds().cls, 101);
   EXPECT_EQ(bert.specialIds().sep, 102);
   EXPECT_EQ(bert.specialIds().pad, 0);
@@ -252,7 +258,8 @@ TEST(TokenizerCorpus, SpecialIds) {
   EXPECT_EQ(bert.idToToken(2023), "this");
   EXPECT_TRUE(bert.isSpecial(102));
   EXPECT_FALSE(bert.isSpecial(2023));
-  Tokenizer bpe = loadOrDie(Tokenizer::fromFile(fixturePath("bpe/tokenizer.json")));
+  Tokenizer bpe =
+      loadOrDie(Tokenizer::fromFile(fixturePath("bpe/tokenizer.json")));
   EXPECT_EQ(bpe.specialIds().eos, 0);
   EXPECT_EQ(bpe.specialIds().bos, 0);
   EXPECT_FALSE(bpe.specialIds().cls.has_value());

@@ -35,7 +35,8 @@ json tinyBpe() {
     "model": {"type": "BPE", "dropout": null, "unk_token": null,
       "vocab": {"<|endoftext|>": 0, "a": 1, "b": 2, "ab": 3, "Ġ": 4, "Ġab": 5},
       "merges": [["a", "b"], ["Ġ", "ab"]]}
-  })", nullptr, false);
+  })",
+                         nullptr, false);
   EXPECT_FALSE(doc.is_discarded());
   return doc;
 }
@@ -74,7 +75,8 @@ TEST_F(TokenizerErrors, TinyFileLoadsAndEncodes) {
   Expected<Encoding> enc = tok->encode("ab ab<|endoftext|>");
   ASSERT_TRUE(enc.ok());
   EXPECT_EQ(enc->ids, (std::vector<int32_t>{3, 5, 0}));
-  EXPECT_EQ(enc->tokens, (std::vector<std::string>{"ab", "Ġab", "<|endoftext|>"}));
+  EXPECT_EQ(enc->tokens,
+            (std::vector<std::string>{"ab", "Ġab", "<|endoftext|>"}));
   EXPECT_EQ(*tok->decode(enc->ids), "ab ab");
   Expected<std::string> bad = tok->decode({1, 99});
   ASSERT_FALSE(bad.ok());
@@ -83,7 +85,8 @@ TEST_F(TokenizerErrors, TinyFileLoadsAndEncodes) {
 
 TEST_F(TokenizerErrors, BadJson) {
   EXPECT_HAS(textError("{\"model\": ", "truncated"), "not valid JSON");
-  EXPECT_HAS(textError("[1, 2]", "array"), "expected a JSON object, found array");
+  EXPECT_HAS(textError("[1, 2]", "array"),
+             "expected a JSON object, found array");
 }
 
 TEST_F(TokenizerErrors, Model) {
@@ -99,34 +102,42 @@ TEST_F(TokenizerErrors, Model) {
              "field 'model.vocab': expected an object, found array");
   doc = tinyBpe();
   doc["model"]["vocab"]["c"] = "seven";
-  EXPECT_HAS(jsonError(doc, "vocab-string-id"),
-             "field 'model.vocab': token 'c': expected an integer id, found string");
+  EXPECT_HAS(
+      jsonError(doc, "vocab-string-id"),
+      "field 'model.vocab': token 'c': expected an integer id, found string");
   doc = tinyBpe();
   doc["model"]["vocab"]["c"] = -3;
-  EXPECT_HAS(jsonError(doc, "vocab-negative"), "field 'model.vocab': token 'c' has id -3");
+  EXPECT_HAS(jsonError(doc, "vocab-negative"),
+             "field 'model.vocab': token 'c' has id -3");
   doc = tinyBpe();
   doc["model"]["vocab"]["c"] = 1;
-  EXPECT_HAS(jsonError(doc, "vocab-duplicate-id"), "field 'model.vocab': id 1 is given to both");
+  EXPECT_HAS(jsonError(doc, "vocab-duplicate-id"),
+             "field 'model.vocab': id 1 is given to both");
   doc = tinyBpe();
   doc["model"]["type"] = "Unigram";
-  EXPECT_HAS(jsonError(doc, "unigram"), "field 'model.type': unsupported model 'Unigram'");
+  EXPECT_HAS(jsonError(doc, "unigram"),
+             "field 'model.type': unsupported model 'Unigram'");
 }
 
 TEST_F(TokenizerErrors, Merges) {
   json doc = tinyBpe();
   doc["model"]["merges"].push_back(json::array({"a", "zz"}));
   EXPECT_HAS(jsonError(doc, "merge-unknown"),
-             "field 'model.merges[2]': merge 'a zz': token 'zz' is not in the vocabulary");
+             "field 'model.merges[2]': merge 'a zz': token 'zz' is not in the "
+             "vocabulary");
   doc = tinyBpe();
   doc["model"]["merges"].push_back(json::array({"b", "b"}));
   EXPECT_HAS(jsonError(doc, "merge-result-unknown"),
-             "field 'model.merges[2]': merge 'b b': token 'bb' is not in the vocabulary");
+             "field 'model.merges[2]': merge 'b b': token 'bb' is not in the "
+             "vocabulary");
   doc = tinyBpe();
   doc["model"]["merges"] = json::array({"a b", "a b c"});
-  EXPECT_HAS(jsonError(doc, "merge-three"), "field 'model.merges[1]': expected two tokens");
+  EXPECT_HAS(jsonError(doc, "merge-three"),
+             "field 'model.merges[1]': expected two tokens");
   doc = tinyBpe();
   doc["model"]["merges"] = json::array({7});
-  EXPECT_HAS(jsonError(doc, "merge-number"), "field 'model.merges[0]': expected");
+  EXPECT_HAS(jsonError(doc, "merge-number"),
+             "field 'model.merges[0]': expected");
   doc = tinyBpe();
   doc["model"]["merges"] = "a b";
   EXPECT_HAS(jsonError(doc, "merges-string"),
@@ -136,42 +147,52 @@ TEST_F(TokenizerErrors, Merges) {
 TEST_F(TokenizerErrors, UnsupportedOptions) {
   json doc = tinyBpe();
   doc["model"]["dropout"] = 0.1;
-  EXPECT_HAS(jsonError(doc, "dropout"), "field 'model.dropout': unsupported value 0.1");
+  EXPECT_HAS(jsonError(doc, "dropout"),
+             "field 'model.dropout': unsupported value 0.1");
   doc = tinyBpe();
   doc["model"]["byte_fallback"] = true;
-  EXPECT_HAS(jsonError(doc, "byte-fallback"), "field 'model.byte_fallback': unsupported value true");
+  EXPECT_HAS(jsonError(doc, "byte-fallback"),
+             "field 'model.byte_fallback': unsupported value true");
   doc = tinyBpe();
   doc["model"]["unk_token"] = "<unk>";
-  EXPECT_HAS(jsonError(doc, "unk"), "field 'model.unk_token': '<unk>' is not in model.vocab");
+  EXPECT_HAS(jsonError(doc, "unk"),
+             "field 'model.unk_token': '<unk>' is not in model.vocab");
   doc = tinyBpe();
-  doc["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAA"}};
+  doc["normalizer"] = {{"type", "Precompiled"},
+                       {"precompiled_charsmap", "AAAA"}};
   EXPECT_HAS(jsonError(doc, "precompiled"),
              "field 'normalizer.type': unsupported normalizer 'Precompiled'");
   doc = tinyBpe();
   doc["pre_tokenizer"] = {{"type", "Metaspace"}};
-  EXPECT_HAS(jsonError(doc, "metaspace"),
-             "field 'pre_tokenizer.type': unsupported pre-tokenizer 'Metaspace'");
+  EXPECT_HAS(
+      jsonError(doc, "metaspace"),
+      "field 'pre_tokenizer.type': unsupported pre-tokenizer 'Metaspace'");
   doc = tinyBpe();
   doc["pre_tokenizer"]["use_regex"] = "yes";
-  EXPECT_HAS(jsonError(doc, "use-regex"),
-             "field 'pre_tokenizer.use_regex': expected a boolean, found string");
+  EXPECT_HAS(
+      jsonError(doc, "use-regex"),
+      "field 'pre_tokenizer.use_regex': expected a boolean, found string");
   doc = tinyBpe();
   doc["post_processor"] = {{"type", "RobertaProcessing"}};
   EXPECT_HAS(jsonError(doc, "roberta"),
-             "field 'post_processor.type': unsupported post-processor 'RobertaProcessing'");
+             "field 'post_processor.type': unsupported post-processor "
+             "'RobertaProcessing'");
   doc = tinyBpe();
   doc["decoder"] = {{"type", "Metaspace"}};
-  EXPECT_HAS(jsonError(doc, "decoder"), "field 'decoder.type': unsupported decoder 'Metaspace'");
+  EXPECT_HAS(jsonError(doc, "decoder"),
+             "field 'decoder.type': unsupported decoder 'Metaspace'");
   doc = tinyBpe();
   doc["decoder"] = {{"kind", "ByteLevel"}};
-  EXPECT_HAS(jsonError(doc, "decoder-no-type"), "field 'decoder.type': missing");
+  EXPECT_HAS(jsonError(doc, "decoder-no-type"),
+             "field 'decoder.type': missing");
 }
 
 TEST_F(TokenizerErrors, AddedTokensTruncationPadding) {
   json doc = tinyBpe();
   doc["added_tokens"][0]["content"] = 5;
-  EXPECT_HAS(jsonError(doc, "added-content"),
-             "field 'added_tokens[0].content': expected a string, found number");
+  EXPECT_HAS(
+      jsonError(doc, "added-content"),
+      "field 'added_tokens[0].content': expected a string, found number");
   doc = tinyBpe();
   doc["added_tokens"][0]["single_word"] = true;
   EXPECT_HAS(jsonError(doc, "single-word"),
@@ -193,8 +214,9 @@ TEST_F(TokenizerErrors, AddedTokensTruncationPadding) {
   EXPECT_HAS(jsonError(doc, "padding"), "field 'padding.strategy': expected");
   doc = tinyBpe();
   doc["padding"] = {{"strategy", {{"Fixed", 99999999999}}}};
-  EXPECT_HAS(jsonError(doc, "padding-huge"),
-             "field 'padding.strategy.Fixed': 99999999999 is more than 1048576");
+  EXPECT_HAS(
+      jsonError(doc, "padding-huge"),
+      "field 'padding.strategy.Fixed': 99999999999 is more than 1048576");
 }
 
 TEST_F(TokenizerErrors, Gpt2AndBertFiles) {
@@ -203,13 +225,16 @@ TEST_F(TokenizerErrors, Gpt2AndBertFiles) {
   writeFile(merges, "#version: 0.2\na b\nb a\n");
   Expected<Tokenizer> tok = Tokenizer::fromGpt2Files(vocab, merges);
   ASSERT_FALSE(tok.ok());
-  EXPECT_HAS(tok.message(), merges + ": line 3: merge 'b a': token 'ba' is not in the vocabulary");
+  EXPECT_HAS(tok.message(),
+             merges +
+                 ": line 3: merge 'b a': token 'ba' is not in the vocabulary");
   writeFile(merges, "a b c\n");
   tok = Tokenizer::fromGpt2Files(vocab, merges);
   EXPECT_HAS(tok.message(), merges + ": line 1: expected two tokens");
   writeFile(vocab, R"({"a": "zero"})");
   tok = Tokenizer::fromGpt2Files(vocab, merges);
-  EXPECT_HAS(tok.message(), vocab + ": field 'a': expected an integer id, found string");
+  EXPECT_HAS(tok.message(),
+             vocab + ": field 'a': expected an integer id, found string");
   writeFile(vocab, "{\"a\": ");
   tok = Tokenizer::fromGpt2Files(vocab, merges);
   EXPECT_HAS(tok.message(), vocab + ": not valid JSON");

@@ -1,4 +1,4 @@
-//===- TokenizerFixture.h - Paths and files for the tokenizer tests -*- C++ -*-===//
+//===- TokenizerFixture.h - Fixture paths for tokenizer tests ---*- C++ -*-===//
 
 #ifndef TFC_TESTS_UNIT_TOKENIZER_TOKENIZERFIXTURE_H
 #define TFC_TESTS_UNIT_TOKENIZER_TOKENIZERFIXTURE_H
