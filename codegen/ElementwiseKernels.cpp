@@ -92,6 +92,22 @@ Expr isNonZero(const Expr &v) {
   return v != cast(v.type(), 0);
 }
 
+/// `a / b` for integers, as tfc.div defines it (docs/runtime.md, "Integer
+/// division"): truncating toward zero (C, PyTorch's rounding_mode="trunc");
+/// `a / 0` is 0 (Halide's rule) and `INT_MIN / -1` wraps to INT_MIN. The
+/// machine division never sees 0 or -1 as divisor, so no input traps
+/// (x86's idiv raises SIGFPE for both): -1 is a negation, done on the
+/// unsigned type so that it wraps instead of overflowing.
+Expr integerDivide(const Expr &a, const Expr &b) {
+  Type unsignedType = a.type().with_code(halide_type_uint);
+  Expr zero = cast(b.type(), 0), minusOne = cast(b.type(), -1);
+  Expr safeDivisor = select(b == zero || b == minusOne, cast(b.type(), 1), b);
+  Expr negated = reinterpret(
+      a.type(), cast(unsignedType, 0) - reinterpret(unsignedType, a));
+  return select(b == zero, zero, b == minusOne, negated,
+                div_round_to_zero(a, safeDivisor));
+}
+
 } // namespace
 
 bool isElementwiseOp(mlir::Operation *op) {
@@ -115,10 +131,8 @@ llvm::Expected<Func> buildElementwise(KernelContext &ctx) {
           .Case<SubOp>([&](auto) { return in(0) - in(1); })
           .Case<MulOp>([&](auto) { return in(0) * in(1); })
           .Case<DivOp>([&](auto) {
-            // Integers divide truncating toward zero (C, PyTorch's
-            // rounding_mode="trunc"); Halide's `/` floors.
             Expr a = in(0), b = in(1);
-            return a.type().is_float() ? a / b : div_round_to_zero(a, b);
+            return a.type().is_float() ? a / b : integerDivide(a, b);
           })
           .Case<PowOp>([&](auto) { return pow(in(0), in(1)); })
           .Case<MaximumOp>([&](auto) { return max(in(0), in(1)); })

@@ -116,7 +116,19 @@ def Tfc_SubOp : Tfc_BinaryOp<"sub", Tfc_NumericTensor, "difference">;
 def Tfc_MulOp : Tfc_BinaryOp<"mul", Tfc_NumericTensor, "product",
                              [Commutative]>;
 def Tfc_DivOp : Tfc_BinaryOp<"div", Tfc_NumericTensor,
-                             "quotient (integers: truncating)">;
+                             "quotient (integers: truncating)"> {
+  let description = "Elementwise quotient of two tensors." # BroadcastDoc # [{
+
+    Floats divide as IEEE does. Integers divide truncating toward zero (C,
+    PyTorch's `rounding_mode="trunc"`), and never trap: `x / 0` is 0 (as in
+    Halide) and `INT_MIN / -1` wraps to `INT_MIN` (two's complement), for i32
+    and i64 alike. docs/runtime.md states the same rule.
+
+    ```mlir
+    %r = tfc.div %a, %b : (tensor<?x?x768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+    ```
+  }];
+}
 def Tfc_PowOp : Tfc_BinaryOp<"pow", Tfc_FloatTensor, "power `lhs ^ rhs`">;
 def Tfc_MaximumOp : Tfc_BinaryOp<"maximum", Tfc_NumericTensor, "maximum",
                                  [Commutative]>;
