@@ -30,6 +30,7 @@ add_library(TfcAot STATIC
   AotCompiler.cpp
   AotDump.cpp
   AotEmit.cpp
+  AotProcessSafety.cpp
 )
 target_compile_options(TfcAot PRIVATE -fexceptions -fno-rtti)
 # AotEmit.cpp includes "codegen/AotHalideShim.inc" from the build tree.
@@ -38,7 +39,7 @@ add_dependencies(TfcAot MLIRTfcOpsIncGen)
 # LLVM (the shared libLLVM-19) for its archive writer; MLIR/LLVM 19 before
 # libHalide14 as everywhere (BUILD-NOTES.md).
 target_link_libraries(TfcAot PUBLIC TfcCodegen TfcPlanBuilder tfc_runtime
-  LLVM tfc_halide)
+  LLVM tfc_halide ${CMAKE_DL_LIBS})
 
 # The shim must compile as emitted code does: C++17, no exceptions, only
 # HalideRuntime.h. Building it here keeps it from rotting between releases.

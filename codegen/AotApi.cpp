@@ -10,11 +10,14 @@
 
 #include "codegen/AotSupport.h"
 
+#include "runtime/FileWriter.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -614,27 +617,13 @@ llvm::Error aot::makeDirectory(const std::string &dir) {
 }
 
 llvm::Error aot::writeFile(const std::string &path, llvm::StringRef contents) {
-  // A failed or interrupted run must not leave a truncated source behind
-  // that a later build would pick up: write aside, then rename.
-  std::string temp = path + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(temp, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return makeError("cannot write '" + path + "': " + ec.message());
-    out << contents;
-    out.close();
-    if (out.has_error()) {
-      std::string message = out.error().message();
-      out.clear_error();
-      llvm::sys::fs::remove(temp);
-      return makeError("cannot write '" + path + "': " + message);
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return makeError("cannot write '" + path + "': " + ec.message());
-  }
+  // A failed or interrupted run must not leave a truncated file behind that
+  // a later build would pick up, nor destroy the previous one: the runtime's
+  // writer writes aside, checks every write, and renames.
+  rt::Status written =
+      rt::writeFileAtomically(path, contents.data(), contents.size());
+  if (!written.ok())
+    return makeError(written.message());
   return llvm::Error::success();
 }
 
@@ -657,11 +646,17 @@ std::string aot::sizeString(uint64_t bytes) {
   return text;
 }
 
+/// Copies a file of the tfc installation into the output, as writeFile
+/// writes (not llvm::sys::fs::copy_file, which truncates the target first
+/// and leaves it half-written when the disk fills up).
 static llvm::Error copyInto(const std::string &from, const std::string &to) {
-  if (std::error_code ec = llvm::sys::fs::copy_file(from, to))
-    return makeError("cannot copy '" + from + "' to '" + to +
-                     "': " + ec.message());
-  return llvm::Error::success();
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> contents =
+      llvm::MemoryBuffer::getFile(from, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!contents)
+    return makeError("cannot read '" + from +
+                     "': " + contents.getError().message());
+  return writeFile(to, (*contents)->getBuffer());
 }
 
 llvm::Error aot::copyRuntime(const RuntimeFiles &runtime,

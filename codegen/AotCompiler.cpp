@@ -4,8 +4,8 @@
 // schedules and PTX) and compiled to an object with Target::NoRuntime; one
 // object of Halide's standalone runtime serves them all. The objects are
 // archived with LLVM's archive writer (no `ar` process: the result must not
-// depend on which binutils happen to be installed), and only the archive is
-// kept.
+// depend on which binutils happen to be installed). Objects and archive are
+// built in memory; only the archive is written, atomically (writeFile).
 //
 // This file is compiled with exceptions like the rest of codegen/: the Halide
 // calls made here run inside withHalideErrors.
@@ -16,10 +16,7 @@
 #include "codegen/AotSupport.h"
 #include "codegen/KernelBuilder.h"
 
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Object/ArchiveWriter.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -29,38 +26,82 @@ using namespace tfc::codegen::aot;
 
 namespace {
 
-/// Archives `objects` (full paths) into `archivePath`, members named after
-/// the files. Deterministic (no timestamps or owners), with a symbol table
-/// so that linkers resolve members in any order.
+/// An object file in memory, named as its archive member.
+struct ObjectFile {
+  std::string name;
+  Halide::Buffer<uint8_t> bytes;
+};
+
+/// Compiles `module` to an object in memory: nothing is written to TMPDIR
+/// (a full or read-only one cannot fail the command halfway, and a signal
+/// leaves no scratch folder behind), and Halide's LLVM never opens a file
+/// whose write error it would turn into an abort.
+llvm::Expected<ObjectFile> compileObject(const Halide::Module &module,
+                                         const std::string &name) {
+  ObjectFile object{name, {}};
+  // Submodules (Halide's offloaded code) are compiled into the module
+  // first, as Module::compile does for object outputs.
+  if (llvm::Error err = withHalideErrors([&] {
+        object.bytes = module.submodules().empty()
+                           ? module.compile_to_buffer()
+                           : module.resolve_submodules().compile_to_buffer();
+      }))
+    return std::move(err);
+  return object;
+}
+
+/// Halide's standalone runtime for `target` (what
+/// Halide::compile_standalone_runtime compiles), in memory.
+llvm::Expected<ObjectFile> compileRuntimeObject(const Halide::Target &target) {
+  llvm::Expected<ObjectFile> runtime = compileObject(
+      Halide::Module("standalone_runtime",
+                     target.without_feature(Halide::Target::NoRuntime)
+                         .without_feature(Halide::Target::JIT)),
+      "halide_runtime.o");
+  if (!runtime)
+    return makeError("compiling Halide's runtime for " + target.to_string() +
+                     ": " + llvm::toString(runtime.takeError()));
+  return runtime;
+}
+
+/// Archives `objects` into `archivePath`. Deterministic (no timestamps or
+/// owners), with a symbol table so that linkers resolve members in any
+/// order; built in memory and written with writeFile (atomically).
 llvm::Error writeArchive(const std::string &archivePath,
-                         const std::vector<std::string> &objects) {
+                         const std::vector<ObjectFile> &objects) {
   std::vector<llvm::NewArchiveMember> members;
-  for (const std::string &object : objects) {
-    llvm::Expected<llvm::NewArchiveMember> member =
-        llvm::NewArchiveMember::getFile(object, /*Deterministic=*/true);
-    if (!member)
-      return makeError("cannot read object '" + object +
-                       "': " + llvm::toString(member.takeError()));
-    // getFile names the member by its full (temporary) path; the file name
-    // keeps the archive reproducible and readable in `ar t`.
-    member->MemberName = llvm::sys::path::filename(object);
-    members.push_back(std::move(*member));
+  for (const ObjectFile &object : objects) {
+    llvm::StringRef bytes(reinterpret_cast<const char *>(object.bytes.data()),
+                          object.bytes.size_in_bytes());
+    members.emplace_back(llvm::MemoryBufferRef(bytes, object.name));
+    members.back().Perms = 0644;
   }
   // The writer only warns about members whose symbols it cannot read, and
   // prints by default; a library must not print, and Halide's ELF objects
   // are always readable.
-  llvm::Error err = llvm::writeArchive(
-      archivePath, members, llvm::SymtabWritingMode::NormalSymtab,
-      llvm::object::Archive::K_GNU, /*Deterministic=*/true, /*Thin=*/false,
-      /*OldArchiveBuf=*/nullptr, /*IsEC=*/std::nullopt,
-      [](llvm::Error warning) { llvm::consumeError(std::move(warning)); });
-  if (err)
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> archive =
+      llvm::writeArchiveToBuffer(
+          members, llvm::SymtabWritingMode::NormalSymtab,
+          llvm::object::Archive::K_GNU, /*Deterministic=*/true,
+          /*Thin=*/false,
+          [](llvm::Error warning) { llvm::consumeError(std::move(warning)); });
+  if (!archive)
     return makeError("cannot write '" + archivePath +
-                     "': " + llvm::toString(std::move(err)));
-  return llvm::Error::success();
+                     "': " + llvm::toString(archive.takeError()));
+  return writeFile(archivePath, (*archive)->getBuffer());
 }
 
 } // namespace
+
+llvm::Error aot::writeRuntimeArchive(const Halide::Target &target,
+                                     const std::string &path) {
+  llvm::Expected<ObjectFile> runtime = compileRuntimeObject(target);
+  if (!runtime)
+    return runtime.takeError();
+  std::vector<ObjectFile> objects;
+  objects.push_back(std::move(*runtime));
+  return writeArchive(path, objects);
+}
 
 llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
                                               const AotOptions &options) {
@@ -75,18 +116,9 @@ llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
   result.modelName = model->modelName;
   result.className = model->className;
 
-  // Objects are intermediate: they go to a scratch folder that is removed
-  // whatever happens, so DIR holds only what a user links.
-  llvm::SmallString<128> scratch;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("tfc-compile", scratch))
-    return makeError("cannot create a temporary folder: " + ec.message());
-  auto cleanup = llvm::make_scope_exit(
-      [&] { llvm::sys::fs::remove_directories(scratch); });
-
   const Halide::Target kernelTarget =
       options.target.with_feature(Halide::Target::NoRuntime);
-  std::vector<std::string> objects;
+  std::vector<ObjectFile> objects;
   const size_t count = built.kernelOps.size();
   for (size_t i = 0; i < count; ++i) {
     const std::string &symbol = model->plan.kernels[i].name;
@@ -97,26 +129,24 @@ llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
     if (!kernel)
       return makeError("kernel " + built.plan.kernels[i].name + ": " +
                        llvm::toString(kernel.takeError()));
-    std::string object = joinPath(std::string(scratch), symbol + ".o");
-    if (llvm::Error err = compileToFiles(
-            *kernel, kernelTarget, {{Halide::OutputFileType::object, object}}))
+    llvm::Expected<Halide::Module> module =
+        compileToModule(*kernel, kernelTarget);
+    if (!module)
       return makeError("kernel " + built.plan.kernels[i].name + ": " +
-                       llvm::toString(std::move(err)));
-    objects.push_back(object);
+                       llvm::toString(module.takeError()));
+    llvm::Expected<ObjectFile> object = compileObject(*module, symbol + ".o");
+    if (!object)
+      return makeError("kernel " + built.plan.kernels[i].name + ": " +
+                       llvm::toString(object.takeError()));
+    objects.push_back(std::move(*object));
   }
 
   // One runtime for all kernels: thread pool, allocator, error reporting
   // and, for GPU targets, the device API (which loads libcuda at run time).
-  std::string runtimeObject =
-      joinPath(std::string(scratch), "halide_runtime.o");
-  if (llvm::Error err = withHalideErrors([&] {
-        Halide::compile_standalone_runtime(
-            runtimeObject,
-            options.target.without_feature(Halide::Target::NoRuntime));
-      }))
-    return makeError("compiling Halide's runtime for " + model->target + ": " +
-                     llvm::toString(std::move(err)));
-  objects.push_back(runtimeObject);
+  llvm::Expected<ObjectFile> runtime = compileRuntimeObject(options.target);
+  if (!runtime)
+    return runtime.takeError();
+  objects.push_back(std::move(*runtime));
 
   std::string archiveName = "lib" + model->modelName + ".a";
   std::string archive = joinPath(options.outputDir, archiveName);

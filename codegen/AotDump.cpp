@@ -217,4 +217,31 @@ llvm::Expected<std::string> describePipeline(const Kernel &kernel) {
   return text;
 }
 
+llvm::Expected<std::string> cSource(const Kernel &kernel,
+                                    const Halide::Target &target) {
+  installHalideErrorHandlers();
+  llvm::Expected<Halide::Module> module = compileToModule(kernel, target);
+  if (!module)
+    return module.takeError();
+  std::string text;
+  if (llvm::Error err = withHalideErrors([&] {
+        std::ostringstream os;
+        {
+          // As Module::compile writes a c_source output; the generator
+          // writes its last lines when destroyed.
+          Halide::Internal::CodeGen_C codegen(
+              os, target,
+              target.has_feature(Halide::Target::CPlusPlusMangling)
+                  ? Halide::Internal::CodeGen_C::CPlusPlusImplementation
+                  : Halide::Internal::CodeGen_C::CImplementation);
+          codegen.compile(*module);
+        }
+        text = os.str();
+      }))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   kernel.name + ": " +
+                                       llvm::toString(std::move(err)));
+  return text;
+}
+
 } // namespace tfc::codegen

@@ -23,6 +23,12 @@ namespace tfc::codegen {
 /// its loop nest, as text. Never throws: Halide errors become llvm::Error.
 llvm::Expected<std::string> describePipeline(const Kernel &kernel);
 
+/// The C++ source Halide's C backend writes for the kernel (`tfc dump
+/// --emit=c`, `tfc emit`), produced in memory: no temporary file whose
+/// failed write Halide would not notice.
+llvm::Expected<std::string> cSource(const Kernel &kernel,
+                                    const Halide::Target &target);
+
 /// "in0: float32[3], in1: float32[2] -> matmul_3: float32[3]".
 std::string describeArguments(const Kernel &kernel);
 

@@ -17,12 +17,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/AotCompiler.h"
+#include "codegen/AotDump.h"
 #include "codegen/AotSupport.h"
 #include "codegen/KernelBuilder.h"
 
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -43,41 +41,6 @@ namespace {
 const char kShimSource[] =
 #include "codegen/AotHalideShim.inc"
     ;
-
-/// Halide's runtime for `target` as a one-member archive at `path`.
-llvm::Error writeRuntimeArchive(const Halide::Target &target,
-                                const std::string &path) {
-  llvm::SmallString<128> scratch;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("tfc-emit", scratch))
-    return makeError("cannot create a temporary folder: " + ec.message());
-  auto cleanup = llvm::make_scope_exit(
-      [&] { llvm::sys::fs::remove_directories(scratch); });
-  std::string object = joinPath(std::string(scratch), "halide_runtime.o");
-  if (llvm::Error err = withHalideErrors([&] {
-        Halide::compile_standalone_runtime(
-            object, target.without_feature(Halide::Target::NoRuntime));
-      }))
-    return makeError("compiling Halide's runtime for " + target.to_string() +
-                     ": " + llvm::toString(std::move(err)));
-  llvm::Expected<llvm::NewArchiveMember> member =
-      llvm::NewArchiveMember::getFile(object, /*Deterministic=*/true);
-  if (!member)
-    return makeError("cannot read '" + object +
-                     "': " + llvm::toString(member.takeError()));
-  // getFile names the member by its full (temporary) path.
-  member->MemberName = llvm::sys::path::filename(object);
-  std::vector<llvm::NewArchiveMember> members;
-  members.push_back(std::move(*member));
-  if (llvm::Error err = llvm::writeArchive(
-          path, members, llvm::SymtabWritingMode::NormalSymtab,
-          llvm::object::Archive::K_GNU, /*Deterministic=*/true,
-          /*Thin=*/false, /*OldArchiveBuf=*/nullptr, /*IsEC=*/std::nullopt,
-          [](llvm::Error warning) { llvm::consumeError(std::move(warning)); }))
-    return makeError("cannot write '" + path +
-                     "': " + llvm::toString(std::move(err)));
-  return llvm::Error::success();
-}
 
 /// Whether `def` makes Halide emit predicated (masked) vector loads or
 /// stores when vectorized: a guarded definition (rfactor'ed reductions over
@@ -205,15 +168,15 @@ std::optional<size_t> nextCandidate(const Kernel &kernel,
   return std::nullopt;
 }
 
-/// Builds kernel `index` for `target` and writes it as C++ to `path`,
-/// making loops serial where the C backend cannot vectorize them: first
-/// the stages that always need predication, then, while Halide still
-/// refuses, one Func at a time, and finally the whole kernel. `note` says
-/// what was changed, if anything.
-llvm::Error writeKernelSource(const BuiltPlan &built, size_t index,
-                              const std::string &symbol,
-                              const Halide::Target &target,
-                              const std::string &path, std::string &note) {
+/// Builds kernel `index` for `target` and returns it as C++ source, making
+/// loops serial where the C backend cannot vectorize them: first the stages
+/// that always need predication, then, while Halide still refuses, one Func
+/// at a time, and finally the whole kernel. `note` says what was changed,
+/// if anything.
+llvm::Expected<std::string> kernelSource(const BuiltPlan &built, size_t index,
+                                         const std::string &symbol,
+                                         const Halide::Target &target,
+                                         std::string &note) {
   const std::string &name = built.plan.kernels[index].name;
   Serialization plan;
   for (;;) {
@@ -231,23 +194,41 @@ llvm::Error writeKernelSource(const BuiltPlan &built, size_t index,
         }))
       return makeError("kernel " + name + ": " +
                        llvm::toString(std::move(err)));
-    llvm::Error err = compileToFiles(
-        *kernel, target, {{Halide::OutputFileType::c_source, path}});
-    if (!err) {
+    llvm::Expected<std::string> text = cSource(*kernel, target);
+    if (text) {
       if (!changed.empty()) {
         note = name + ": vector loops made serial for Halide's C backend in";
         for (const std::string &func : changed)
           note += " " + func;
       }
-      return llvm::Error::success();
+      return text;
     }
-    std::string message = llvm::toString(std::move(err));
+    std::string message = llvm::toString(text.takeError());
     if (plan.all || message.find("C backend") == std::string::npos)
       return makeError("kernel " + name + ": " + message);
     if (!candidate)
       plan.all = true;
     else
       plan.funcs.insert(*candidate);
+  }
+}
+
+/// Removes kernel sources of this model that an earlier emit wrote (it may
+/// have had more kernels) and this one did not: users build `DIR/*.cpp`.
+/// Runs only after everything else was written, so a failed emit leaves
+/// the previous folder whole.
+void removeStaleKernelSources(const std::string &dir,
+                              const std::string &modelName,
+                              const std::vector<std::string> &written) {
+  std::string prefix = "tfc_" + modelName + "_k";
+  std::set<std::string> keep(written.begin(), written.end());
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef file = llvm::sys::path::filename(it->path());
+    if (file.starts_with(prefix) && file.ends_with(".cpp") &&
+        !keep.count(file.str()))
+      llvm::sys::fs::remove(it->path());
   }
 }
 
@@ -267,19 +248,6 @@ llvm::Expected<AotResult> codegen::emitSources(const BuiltPlan &built,
   result.modelName = model->modelName;
   result.className = model->className;
 
-  // Users build the folder with `DIR/*.cpp`: kernel sources left by an
-  // earlier emit of this model (which may have had more kernels) must go.
-  {
-    std::string prefix = "tfc_" + model->modelName + "_k";
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-         it.increment(ec)) {
-      llvm::StringRef file = llvm::sys::path::filename(it->path());
-      if (file.starts_with(prefix) && file.ends_with(".cpp"))
-        llvm::sys::fs::remove(it->path());
-    }
-  }
-
   // NoRuntime: the runtime comes from the shim or the shipped archive, not
   // from each kernel.
   const Halide::Target kernelTarget =
@@ -295,12 +263,15 @@ llvm::Expected<AotResult> codegen::emitSources(const BuiltPlan &built,
     std::string file = symbol + ".cpp";
     std::string path = joinPath(dir, file);
     std::string note;
-    if (llvm::Error err =
-            writeKernelSource(built, i, symbol, kernelTarget, path, note))
+    llvm::Expected<std::string> source =
+        kernelSource(built, i, symbol, kernelTarget, note);
+    if (!source)
+      return source.takeError();
+    if (llvm::Error err = writeFile(path, *source))
       return std::move(err);
     if (!note.empty())
       result.notes.push_back(note);
-    kernelBytes += fileSize(path);
+    kernelBytes += source->size();
     kernels.sources.push_back(file);
   }
   result.files.push_back(
@@ -359,6 +330,7 @@ llvm::Expected<AotResult> codegen::emitSources(const BuiltPlan &built,
 
   if (llvm::Error err = copyRuntime(options.runtime, dir, result))
     return std::move(err);
+  removeStaleKernelSources(dir, model->modelName, kernels.sources);
 
   // The kernels were scheduled for this machine's vector width; -march=native
   // lets the compiler use it (without it the code is correct, but slower).

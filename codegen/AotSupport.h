@@ -65,7 +65,13 @@ std::string cmakeLists(const GeneratedModel &model);
 llvm::Error copyRuntime(const RuntimeFiles &runtime, const std::string &dir,
                         AotResult &result);
 
-/// Writes `contents` to `path` (atomically: a temporary file renamed).
+/// Halide's runtime for `target` as a one-member archive at `path`
+/// (`tfc emit --target cuda` ships it).
+llvm::Error writeRuntimeArchive(const Halide::Target &target,
+                                const std::string &path);
+
+/// Writes `contents` to `path` with rt::writeFileAtomically: a unique
+/// temporary file, every write checked, renamed when complete.
 llvm::Error writeFile(const std::string &path, llvm::StringRef contents);
 
 /// Creates `dir` and its parents.

@@ -16,6 +16,7 @@
 #include "tools/tfc/Driver.h"
 
 #include "codegen/AotCompiler.h"
+#include "codegen/AotProcessSafety.h"
 #include "codegen/KernelBuilder.h"
 #include "codegen/PlanBuilder.h"
 
@@ -59,6 +60,7 @@ struct AotCommandOptions {
 enum class AotMode { Compile, Emit };
 
 int runAot(const AotCommandOptions &options, AotMode mode) {
+  codegen::installProcessSafetyHandlers();
   auto start = std::chrono::steady_clock::now();
   auto context = makeContext();
   auto session = openModel(options.model, *context, /*elaborateIR=*/true);

@@ -18,17 +18,16 @@
 #include "tools/tfc/Driver.h"
 
 #include "codegen/AotDump.h"
+#include "codegen/AotProcessSafety.h"
 #include "codegen/KernelBuilder.h"
 #include "codegen/PlanBuilder.h"
 #include "frontend/ASTPrinter.h"
+#include "runtime/FileWriter.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/OperationSupport.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
@@ -52,26 +51,6 @@ struct DumpOptions {
 bool isKernelStage(const std::string &emit) {
   return emit == "halide" || emit == "stmt" || emit == "stmt-html" ||
          emit == "c";
-}
-
-/// Halide's C backend writes to a file only; read it back.
-llvm::Expected<std::string> kernelSource(const codegen::Kernel &kernel,
-                                         const Halide::Target &target) {
-  llvm::SmallString<128> path;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("tfc-" + kernel.name, "cpp", path))
-    return llvm::createStringError(ec, "cannot create a temporary file");
-  auto cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove(path); });
-  if (llvm::Error err = codegen::compileToFiles(
-          kernel, target.with_feature(Halide::Target::NoRuntime),
-          {{Halide::OutputFileType::c_source, std::string(path)}}))
-    return std::move(err);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   "cannot read Halide's C output");
-  return (*buffer)->getBuffer().str();
 }
 
 /// One section per kernel; stmt-html writes files instead.
@@ -148,7 +127,8 @@ int dumpKernels(const DumpOptions &options, Session &session,
         : options.emit == "stmt"
             ? codegen::loweredStmt(
                   *kernel, target.with_feature(Halide::Target::NoRuntime))
-            : kernelSource(*kernel, target);
+            : codegen::cSource(
+                  *kernel, target.with_feature(Halide::Target::NoRuntime));
     if (!text) {
       llvm::errs() << "error: kernel " << info.name << ": "
                    << llvm::toString(text.takeError()) << "\n";
@@ -167,7 +147,26 @@ int dumpKernels(const DumpOptions &options, Session &session,
   return 0;
 }
 
+/// Writes `text` to stdout ("-") or atomically to `path`; prints errors.
+bool writeOutput(const std::string &path, const std::string &text) {
+  if (path == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    if (!llvm::outs().has_error())
+      return true;
+    llvm::errs() << "error: cannot write to stdout: "
+                 << llvm::outs().error().message() << "\n";
+    llvm::outs().clear_error();
+    return false;
+  }
+  rt::Status written = rt::writeFileAtomically(path, text.data(), text.size());
+  if (!written.ok())
+    llvm::errs() << "error: " << written.message() << "\n";
+  return written.ok();
+}
+
 int runDump(const DumpOptions &options) {
+  codegen::installProcessSafetyHandlers();
   auto context = makeContext();
   bool needIR = options.emit != "ast";
   auto session = openModel(options.model, *context, needIR);
@@ -195,33 +194,30 @@ int runDump(const DumpOptions &options) {
     return 0;
   }
 
-  std::error_code error;
-  llvm::ToolOutputFile out(options.output, error, llvm::sys::fs::OF_Text);
-  if (error) {
-    llvm::errs() << "error: cannot write '" << options.output
-                 << "': " << error.message() << "\n";
-    return 1;
-  }
+  // The output is assembled in memory and written only when complete: a
+  // failed dump (a --kernel typo, a kernel that does not compile) leaves an
+  // existing -o file as it was.
+  std::string text;
+  llvm::raw_string_ostream out(text);
   if (options.emit == "ast") {
     // The prelude is module 0; show it only when asked.
     for (size_t i = options.includePrelude ? 0 : 1; i < session->modules.size();
          ++i)
-      printAST(*session->modules[i], out.os());
+      printAST(*session->modules[i], out);
   } else if (isKernelStage(options.emit)) {
-    if (int rc = dumpKernels(options, *session, out.os()))
+    if (int rc = dumpKernels(options, *session, out))
       return rc;
   } else {
     mlir::OpPrintingFlags flags;
     if (options.locations)
       flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
           .useLocalScope(); // inline locations, not #loc aliases
-    session->model.module->print(out.os(), flags);
-    out.os() << "\n";
+    session->model.module->print(out, flags);
+    out << "\n";
   }
   if (options.fusionReport)
-    report.print(out.os());
-  out.keep();
-  return 0;
+    report.print(out);
+  return writeOutput(options.output, out.str()) ? 0 : 1;
 }
 
 } // namespace

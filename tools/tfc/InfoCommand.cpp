@@ -10,6 +10,7 @@
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/Driver.h"
 
+#include "codegen/AotProcessSafety.h"
 #include "passes/FlopCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,6 +104,7 @@ std::string describeType(mlir::Type type, mlir::ArrayAttr dims) {
 }
 
 int runInfo(const InfoOptions &options) {
+  codegen::installProcessSafetyHandlers();
   auto context = makeContext();
   auto session = openModel(options.model, *context, /*elaborateIR=*/true);
   if (!session)

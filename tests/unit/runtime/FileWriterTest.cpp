@@ -172,6 +172,9 @@ TEST(AtomicFileWriter, SignalsRemoveTemporaryFiles) {
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      // A signal ignored at startup stays ignored (as under nohup); the
+      // test runner may have started us with SIGINT ignored.
+      ::signal(sig, SIG_DFL);
       installTempFileCleanup();
       Expected<AtomicFileWriter> w = AtomicFileWriter::create(path);
       if (!w.ok() || !w->write("partial", 7).ok())
