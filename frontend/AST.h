@@ -351,6 +351,9 @@ struct ImportDecl {
 /// One parsed `.tfm` file.
 struct Module {
   std::string fileName;
+  /// The SourceManager's id of the file; SourceLoc{fileId, 0, 0} stands for
+  /// the whole file (errors about what the file lacks).
+  uint32_t fileId = 0;
   std::optional<std::string> modelName; // from `model NAME`
   SourceLoc modelLoc;
   std::vector<ImportDecl> imports;

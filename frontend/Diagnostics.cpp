@@ -7,6 +7,16 @@
 namespace tfc {
 
 void DiagnosticEngine::error(SourceLoc loc, std::string message) {
+  // The same error at the same place is reported once: a block called once
+  // per layer (a prelude block, with --set heads=0) would repeat it per
+  // call. Its notes are dropped with it.
+  for (const Diagnostic &diag : diags)
+    if (diag.severity == Severity::Error && diag.loc.fileId == loc.fileId &&
+        diag.loc.line == loc.line && diag.loc.col == loc.col &&
+        diag.message == message) {
+      droppedLast = true;
+      return;
+    }
   // Past the limit, errors are counted but not kept so a pathological input
   // cannot make the output grow without bound.
   droppedLast = tooManyErrors();

@@ -38,6 +38,8 @@ public:
                             unsigned errorLimit = 20)
       : sources(sources), errorLimit(errorLimit) {}
 
+  /// Reports an error; one identical to an earlier error (same location
+  /// and message) is dropped, with its notes.
   void error(SourceLoc loc, std::string message);
   void warning(SourceLoc loc, std::string message);
   /// A note attaches to the previous error or warning (e.g. "`x` was defined

@@ -838,6 +838,10 @@ MaybeValue ElaboratorImpl::evalCall(const ast::CallExpr &call) {
   return std::nullopt;
 }
 
+bool ElaboratorImpl::inPrelude(SourceLoc at) const {
+  return at.isValid() && diags.getSources().getName(at.fileId) == kPreludeFileName;
+}
+
 MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
                                      const ast::CallExpr &call) {
   if (frames.size() > ElaborationLimits::maxCallDepth) {
@@ -900,10 +904,17 @@ MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
     define(block.params[i].name, std::move(arg));
   }
   returned.clear();
+  unsigned errorsBefore = diags.getNumErrors();
   Flow flow = execBody(block.body);
   std::vector<std::pair<std::string, Value>> results = std::move(returned);
   returned.clear();
   frames.pop_back();
+  // An error inside the prelude means nothing to a user without the call
+  // in their model that led there.
+  if (diags.getNumErrors() > errorsBefore && inPrelude(block.loc) &&
+      !inPrelude(call.getLoc()))
+    diags.note(call.getLoc(),
+               "in this call to the prelude's `" + block.name + "`");
   if (flow == Flow::Failed)
     return std::nullopt;
   if (flow != Flow::Returned || results.empty()) {
@@ -1142,7 +1153,8 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
     }
   }
   if (entries.empty())
-    diags.error(main->modelLoc.isValid() ? main->modelLoc : SourceLoc{},
+    diags.error(main->modelLoc.isValid() ? main->modelLoc
+                                         : SourceLoc{main->fileId, 0, 0},
                 "the model declares no `entry`");
 
   for (const ast::EntryDecl *entryPtr : entries) {

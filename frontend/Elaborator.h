@@ -28,6 +28,9 @@ class MLIRContext;
 
 namespace tfc {
 
+/// The name the prelude (frontend/prelude.tfm) has in diagnostics.
+constexpr char kPreludeFileName[] = "<prelude>";
+
 /// One checkpoint tensor the model reads.
 struct ParamEntry {
   std::string name;  // checkpoint name, e.g. "h.0.attn.c_attn.weight"

@@ -86,6 +86,8 @@ public:
   };
 
   const Value *lookup(const std::string &name) const;
+  /// Whether `at` lies in the prelude (frontend/prelude.tfm).
+  bool inPrelude(SourceLoc at) const;
   void assign(const std::string &name, Value value);
   void define(const std::string &name, Value value);
 

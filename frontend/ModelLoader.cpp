@@ -5,12 +5,15 @@
 #include "frontend/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace tfc;
 
@@ -35,29 +38,72 @@ const ast::Module *ModelLoader::parseBuffer(const std::string &name,
   if (!module)
     return nullptr;
   module->fileName = name;
+  module->fileId = fileId;
   modules.push_back(std::move(module));
   return modules.back().get();
 }
 
+/// "a character device", ... for what is not a regular file.
+static const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO (pipe)";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Reads the model source at `path` into `text`, or says why not. Only
+/// regular files are read (/dev/zero would never end, a FIFO could block),
+/// and the size limit counts the bytes actually read, so a file that grows
+/// while being read cannot get past it either.
+static std::optional<std::string> readSource(const std::string &path,
+                                             std::string &text) {
+  int fd;
+  do
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0)
+    return std::string(errno == ELOOP ? "it is a symbolic link loop"
+                                      : std::strerror(errno));
+  struct stat st;
+  std::optional<std::string> error;
+  if (::fstat(fd, &st) != 0)
+    error = std::strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    error = std::string("it is ") + fileKind(st.st_mode) +
+            ", not a regular file";
+  char buffer[65536];
+  while (!error) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      error = std::strerror(errno);
+    else if (n == 0)
+      break;
+    else if (text.size() + static_cast<size_t>(n) > kMaxSourceSize)
+      error = "larger than 16 MiB";
+    else
+      text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return error;
+}
+
 const ast::Module *ModelLoader::parseFile(const std::string &path,
                                           SourceLoc importedAt) {
-  if (llvm::sys::fs::is_directory(path)) {
-    diags.error(importedAt, "cannot read '" + path + "': it is a directory");
+  std::string text;
+  if (std::optional<std::string> error = readSource(path, text)) {
+    diags.error(importedAt, "cannot read '" + path + "': " + *error);
     return nullptr;
   }
-  uint64_t size = 0;
-  if (!llvm::sys::fs::file_size(path, size) && size > kMaxSourceSize) {
-    diags.error(importedAt, "cannot read '" + path + "': larger than 16 MiB");
-    return nullptr;
-  }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer) {
-    diags.error(importedAt, "cannot read '" + path +
-                                "': " + buffer.getError().message());
-    return nullptr;
-  }
-  return parseBuffer(path, (*buffer)->getBuffer().str());
+  return parseBuffer(path, std::move(text));
 }
 
 void ModelLoader::loadImports(const ast::Module &module,
@@ -69,13 +115,19 @@ void ModelLoader::loadImports(const ast::Module &module,
       diags.error(import.loc, "imports nested more than 16 deep");
       return;
     }
-    llvm::SmallString<256> path(directory);
+    // Relative to the importing file; an absolute path stands as it is
+    // (path::append would glue it under `directory`).
+    llvm::SmallString<256> path(
+        llvm::sys::path::is_absolute(import.path) ? "" : directory);
     llvm::sys::path::append(path, import.path);
     llvm::SmallString<256> real;
-    if (llvm::sys::fs::real_path(path, real)) {
-      diags.error(import.loc, "cannot import '" + import.path +
-                                  "': no such file '" + path.str().str() +
-                                  "'");
+    if (std::error_code ec = llvm::sys::fs::real_path(path, real)) {
+      diags.error(import.loc,
+                  "cannot import '" + import.path + "': " +
+                      (ec == std::errc::too_many_symbolic_link_levels
+                           ? "'" + path.str().str() +
+                                 "' is a symbolic link loop"
+                           : "no such file '" + path.str().str() + "'"));
       continue;
     }
     std::string key = real.str().str();
@@ -94,7 +146,7 @@ void ModelLoader::loadImports(const ast::Module &module,
 
 std::vector<const ast::Module *> ModelLoader::load(const std::string &path) {
   std::vector<const ast::Module *> order;
-  const ast::Module *prelude = parseBuffer("<prelude>", preludeSource());
+  const ast::Module *prelude = parseBuffer(kPreludeFileName, preludeSource());
   if (!prelude)
     return {};
   order.push_back(prelude);
@@ -112,7 +164,7 @@ std::vector<const ast::Module *> ModelLoader::load(const std::string &path) {
 std::vector<const ast::Module *>
 ModelLoader::loadSource(const std::string &name, const std::string &text) {
   std::vector<const ast::Module *> order;
-  const ast::Module *prelude = parseBuffer("<prelude>", preludeSource());
+  const ast::Module *prelude = parseBuffer(kPreludeFileName, preludeSource());
   const ast::Module *main = parseBuffer(name, text);
   if (!prelude || !main)
     return {};

@@ -44,6 +44,8 @@ std::string SourceManager::getLine(uint32_t fileId, uint32_t line) const {
 }
 
 std::string SourceManager::format(SourceLoc loc) const {
+  if (loc.line == 0)
+    return getName(loc.fileId); // the whole file
   return getName(loc.fileId) + ":" + std::to_string(loc.line) + ":" +
          std::to_string(loc.col);
 }

@@ -33,7 +33,7 @@ public:
   /// The text of line `line` (1-based) without its newline; empty if out of
   /// range.
   std::string getLine(uint32_t fileId, uint32_t line) const;
-  /// "file:line:col"
+  /// "file:line:col", or "file" for line 0 (the whole file).
   std::string format(SourceLoc loc) const;
 
 private:
