@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <random>
+
 #include <unistd.h>
 
 using namespace tfc::rt::tok;
@@ -249,6 +251,60 @@ TEST_F(TokenizerErrors, Gpt2AndBertFiles) {
 
   tok = Tokenizer::fromFile(path("does-not-exist.json"));
   EXPECT_HAS(tok.message(), path("does-not-exist.json"));
+}
+
+// Thousands of damaged variants of a file that uses every supported
+// section: each either loads (and then encodes and decodes without crashing)
+// or fails with a message that starts with the file name. The library is
+// built without exceptions, so an unchecked nlohmann-json access would abort
+// here.
+TEST(TokenizerMutations, DamagedFilesFailCleanly) {
+  json doc = tinyBpe();
+  doc["normalizer"] = {{"type", "BertNormalizer"}, {"lowercase", true}};
+  doc["truncation"] = {{"max_length", 6}, {"direction", "Left"}};
+  doc["padding"] = {{"strategy", {{"Fixed", 8}}}, {"pad_id", 0}};
+  doc["post_processor"] = json::parse(
+      R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id":
+      "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+      "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [0],
+      "tokens": ["<|endoftext|>"]}}})",
+      nullptr, false);
+  doc["added_tokens"].push_back({{"id", 6},
+                                 {"content", "AB"},
+                                 {"lstrip", true},
+                                 {"rstrip", true},
+                                 {"normalized", true}});
+  std::string base = doc.dump();
+  ASSERT_TRUE(Tokenizer::fromJson(base, "m.json").ok());
+  const char *values[] = {"null", "-1",   "\"x\"", "[]",          "{}",
+                          "true", "1e30", "0",     "99999999999", "[[]]"};
+  std::mt19937 rng(7);
+  size_t loaded = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = base;
+    size_t pos = rng() % text.size();
+    if (i % 3 == 0) {
+      text.resize(pos);
+    } else if (i % 3 == 1) {
+      text[pos] = "{}[]\":,0a "[rng() % 11];
+    } else {
+      size_t colon = text.find(':', pos);
+      size_t end = text.find_first_of(",}]", colon == text.npos ? 0 : colon);
+      if (colon == text.npos || end == text.npos)
+        continue;
+      text = text.substr(0, colon + 1) + values[rng() % 10] + text.substr(end);
+    }
+    Expected<Tokenizer> tok = Tokenizer::fromJson(text, "m.json");
+    if (!tok.ok()) {
+      EXPECT_EQ(tok.message().rfind("m.json: ", 0), 0u) << tok.message();
+      continue;
+    }
+    ++loaded;
+    Expected<Encoding> enc = tok->encode("ab AB ab\xff <|endoftext|>");
+    if (enc.ok())
+      (void)tok->decode(enc->ids);
+  }
+  EXPECT_GT(loaded, 100u);
 }
 
 } // namespace
