@@ -4,8 +4,9 @@
 // `tfc.add_layer_norm a, b, gamma, beta`, whose two results are the
 // normalized output and the sum. The algorithm, for every tfc.layer_norm:
 //
-//  1. Its input must be produced by a tfc.add (any broadcasting add: the
-//     fused op broadcasts like tfc.add).
+//  1. Its input must be produced by a tfc.add, one of whose operands has
+//     the sum's type (the other may broadcast, as in tfc.add; a two-way
+//     broadcast is left unfused).
 //  2. Post-LN (`LN(x + f(x))`, BERT): the sum has no other user. The fused
 //     op goes where the layer_norm was; `output` replaces the layer_norm.
 //  3. Pre-LN (`x = x + f(x); h = LN(x)`, GPT-2): the sum also feeds later
@@ -49,6 +50,15 @@ FailureOr<AddLayerNormMatch> matchAddLayerNorm(tir::LayerNormOp norm,
     return block(why, def,
                  "the input is produced by " + describe(def) +
                      ", not by a residual tfc.add");
+
+  // The fused kernel takes the sum's shape from an operand (PlanBuilder's
+  // rule for tfc.add_layer_norm): one operand must have the sum's type. A
+  // two-way broadcast (f32[1, seq, d] + f32[batch, 1, d]) stays unfused.
+  Type sumType = add.getResult().getType();
+  if (add.getLhs().getType() != sumType && add.getRhs().getType() != sumType)
+    return block(why, add,
+                 "both operands of the add broadcast to the sum's shape; the "
+                 "fused op needs one operand of that shape");
 
   AddLayerNormMatch m{norm, add, norm};
   if (input.hasOneUse())
