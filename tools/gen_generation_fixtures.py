@@ -11,6 +11,8 @@ for token.
     `tfc run --random-weights --seed 7` draws, written by `tfc run --save-weights` (the
     runtime's generator is the same on every machine, so the test draws them again).
 
+  * seed_tiny_beams<N>_*: greedy and beam search (HF's generate driving the seed
+    Transformer's decoder over a fixed source, each beam with batch 1).
   * gpt2_tiny_<sampler>_seed<N>: seeded sampling, HF's logits through the Python
     reimplementation of tfc's sampler and RNG.
 
@@ -126,6 +128,73 @@ def sampled_cases():
     return cases
 
 
+class SeedConfig(transformers.PretrainedConfig):
+    model_type = "tfc_seed_step"
+
+
+class SeedStep(transformers.PreTrainedModel, transformers.GenerationMixin):
+    """The seed Transformer's decoder as a Hugging Face causal LM over a fixed source, so
+    that HF's own beam search drives it. Every row (beam) runs alone with batch 1, as tfc
+    runs it: the seed's positional encoding depends on the batch index."""
+
+    config_class = SeedConfig
+
+    def __init__(self, config, seed, src):
+        super().__init__(config)
+        self.seed = seed
+        self.src_mask = (src != 0).unsqueeze(1).unsqueeze(2)
+        with torch.no_grad():
+            self.memory = seed.encoder(src, self.src_mask)
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, input_ids, **kwargs):
+        rows = []
+        for row in input_ids:
+            t = row.shape[0]
+            causal = torch.tril(torch.ones(1, 1, t, t)).bool()
+            rows.append(self.seed.fc_out(
+                self.seed.decoder(row[None], self.memory, self.src_mask, causal)))
+        return transformers.modeling_outputs.CausalLMOutput(logits=torch.cat(rows, 0))
+
+    def prepare_inputs_for_generation(self, input_ids, **kwargs):
+        return {"input_ids": input_ids}
+
+
+def seq2seq_cases():
+    """Greedy and beam search (HF 4.47 generate) over the seed Transformer fixture."""
+    import seed_transformer
+    path = os.path.join(REPO, "tests", "fixtures", "seed_transformer_tiny.safetensors")
+    weights = {k: v for k, v in load_file(path).items()
+               if not k.startswith(("input.", "expected."))}
+    seed = seed_transformer.Transformer(d_model=32, num_heads=4, d_ff=64, num_layers=2,
+                                        vocab_size=100, max_len=16, dropout=0.0).eval()
+    seed.load_state_dict(weights, strict=True)
+    # EOS is a token the model favours, so hypotheses end at different lengths.
+    src, start, eos, vocab = [12, 7, 55, 31, 9], 1, 73, 100
+    model = SeedStep(SeedConfig(vocab_size=vocab), seed, torch.tensor([src])).eval()
+    cases = {}
+    for beams, lp, es in ((1, 1.0, False), (3, 1.0, False), (4, 0.6, "never"), (4, 2.0, True)):
+        with torch.no_grad():
+            out = model.generate(torch.tensor([[start]]), num_beams=beams,
+                                 num_return_sequences=beams, do_sample=False,
+                                 max_new_tokens=12, length_penalty=lp, early_stopping=es,
+                                 eos_token_id=eos, pad_token_id=vocab, use_cache=False,
+                                 return_dict_in_generate=True, output_scores=True)
+        hyps = []
+        for row, seq in enumerate(out.sequences.tolist()):
+            gen = seq[1:]
+            while gen and gen[-1] == vocab:
+                gen.pop()
+            score = float(out.sequences_scores[row]) if beams > 1 else None
+            hyps.append({"ids": gen, "score": score})
+        name = f"seed_tiny_beams{beams}_lp{lp}_es{es}"
+        cases[name] = {"src": src, "start_id": start, "eos_id": eos, "beams": beams,
+                       "length_penalty": lp, "early_stopping": str(es).lower(),
+                       "max_new_tokens": 12, "hypotheses": hyps,
+                       "generated": hyps[0]["ids"]}
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tfc", default=os.path.join(REPO, "build", "bin", "tfc"))
@@ -134,7 +203,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    cases = {**tiny_case(), **small_case(args.tfc), **sampled_cases()}
+    cases = {**tiny_case(), **small_case(args.tfc), **sampled_cases(), **seq2seq_cases()}
     for name, case in cases.items():
         print(f"{name}: {len(case['generated'])} tokens, min margin "
               f"{case.get('min_margin', float('nan')):.3g}", file=sys.stderr)

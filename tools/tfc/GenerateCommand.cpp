@@ -14,6 +14,7 @@
 #include "tools/tfc/TextOutput.h"
 
 #include "runtime/Generator.h"
+#include "runtime/Seq2Seq.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,6 +38,10 @@ struct GenerateOptions {
   bool ignoreEos = false;
   bool truncate = false;
   bool json = false;
+  // Encoder-decoder models.
+  std::string srcIds;
+  rt::Seq2SeqOptions seq2seq;
+  std::string earlyStopping = "heuristic";
 };
 
 /// The prompt, cut to fit the context (--truncate-prompt) or refused.
@@ -131,6 +136,113 @@ void printSummary(const std::vector<int32_t> &prompt,
                << llvm::format("%.2f", model.stats.seconds) << " s\n";
 }
 
+/// The source ids and the search's options, checked; prints errors.
+std::optional<std::vector<int32_t>> seq2seqSource(GenerateOptions &options) {
+  PromptOptions source;
+  source.ids = options.srcIds;
+  std::optional<std::vector<int32_t>> ids =
+      promptIds(source, TextStream(std::nullopt));
+  if (!ids)
+    return std::nullopt;
+  rt::BeamOptions &beam = options.seq2seq.beam;
+  beam.maxNewTokens = options.generation.maxNewTokens;
+  beam.eosId = static_cast<int32_t>(options.eosId);
+  const std::map<std::string, rt::EarlyStopping> modes = {
+      {"heuristic", rt::EarlyStopping::Heuristic},
+      {"immediate", rt::EarlyStopping::Immediate},
+      {"never", rt::EarlyStopping::Never}};
+  auto mode = modes.find(options.earlyStopping);
+  if (mode == modes.end()) {
+    llvm::errs() << "error: --early-stopping must be heuristic, immediate or "
+                    "never, got '"
+                 << options.earlyStopping << "'\n";
+    return std::nullopt;
+  }
+  beam.earlyStopping = mode->second;
+  return ids;
+}
+
+/// Checks source and target lengths against the entries' bounds.
+rt::Status checkSeq2SeqLengths(const rt::Plan &plan,
+                               const GenerateOptions &options,
+                               size_t sourceLength) {
+  rt::Expected<rt::Seq2SeqLimits> limits =
+      rt::seq2seqLimits(plan, options.seq2seq);
+  if (!limits)
+    return limits.status();
+  if (limits->source > 0 && static_cast<int64_t>(sourceLength) > limits->source)
+    return rt::Status::error("the source has " + std::to_string(sourceLength) +
+                             " tokens; the model takes at most " +
+                             std::to_string(limits->source));
+  // The start token and every new token but the last are decoder inputs.
+  if (limits->target > 0 && options.generation.maxNewTokens > limits->target)
+    return rt::Status::error(
+        std::to_string(options.generation.maxNewTokens) +
+        " new tokens are asked for; the decoder takes at most " +
+        std::to_string(limits->target) + " target tokens (use a smaller -n)");
+  return rt::validateBeamOptions(options.seq2seq.beam,
+                                 static_cast<size_t>(limits->vocab));
+}
+
+void printHypotheses(const std::vector<rt::BeamHypothesis> &hypotheses,
+                     const TextStream &text, bool json) {
+  if (json) {
+    nlohmann::json out, list = nlohmann::json::array();
+    for (const rt::BeamHypothesis &h : hypotheses)
+      list.push_back({{"ids", h.tokens}, {"score", h.score}});
+    out["generated_ids"] = hypotheses.front().tokens;
+    out["hypotheses"] = list;
+    llvm::outs() << out.dump() << "\n";
+    return;
+  }
+  for (const rt::BeamHypothesis &h : hypotheses) {
+    llvm::outs() << llvm::format("%10.5f ", h.score);
+    const rt::tok::Tokenizer *tokenizer = text.getTokenizer();
+    rt::Expected<std::string> decoded =
+        tokenizer ? tokenizer->decode(h.tokens) : rt::Status::error("");
+    if (decoded) {
+      llvm::outs() << *decoded << "\n";
+      continue;
+    }
+    for (size_t i = 0; i < h.tokens.size(); ++i)
+      llvm::outs() << (i ? " " : "") << h.tokens[i];
+    llvm::outs() << "\n";
+  }
+}
+
+/// Encoder-decoder models: greedy or beam search from --src-ids.
+int runSeq2Seq(GenerateOptions &options, const TextStream &text) {
+  std::optional<std::vector<int32_t>> source = seq2seqSource(options);
+  if (!source)
+    return 1;
+  session::CompileOptions compile =
+      compileOptions(options.model, options.cache);
+  std::optional<CompiledModel> model = planModel(compile);
+  if (!model)
+    return 1;
+  rt::Status checked = rt::checkSeq2SeqPlan(model->plan(), options.seq2seq);
+  if (checked.ok())
+    checked = checkSeq2SeqLengths(model->plan(), options, source->size());
+  if (!checked.ok()) {
+    llvm::errs() << "error: " << checked.message() << "\n";
+    return 1;
+  }
+  compile.entries = {options.seq2seq.encodeEntry, options.seq2seq.decodeEntry};
+  if (!buildKernels(*model, compile))
+    return 1;
+  std::optional<rt::Executor> executor = makeExecutor(*model, options.weights);
+  if (!executor)
+    return 1;
+  rt::Expected<std::vector<rt::BeamHypothesis>> hypotheses =
+      rt::generateSeq2Seq(*executor, *source, options.seq2seq);
+  if (!hypotheses) {
+    llvm::errs() << "error: " << hypotheses.message() << "\n";
+    return 1;
+  }
+  printHypotheses(*hypotheses, text, options.json);
+  return 0;
+}
+
 int runGenerate(GenerateOptions &options) {
   rt::Status valid = rt::validateSamplerOptions(options.generation.sampler);
   if (!valid.ok()) {
@@ -140,6 +252,8 @@ int runGenerate(GenerateOptions &options) {
   std::optional<TextStream> text = openTextStream(options.prompt);
   if (!text)
     return 1;
+  if (!options.srcIds.empty())
+    return runSeq2Seq(options, *text);
   std::optional<std::vector<int32_t>> prompt = promptIds(options.prompt, *text);
   if (!prompt)
     return 1;
@@ -233,6 +347,22 @@ CommandRunner driver::registerGenerateCommand(CLI::App &app) {
   command->add_flag("--truncate-prompt", options->truncate,
                     "Keep the prompt's last tokens when prompt + new tokens "
                     "exceed the context (default: refuse)");
+  command->add_option("--src-ids", options->srcIds,
+                      "Encoder-decoder models: the source ids (runs greedy "
+                      "or beam search with the encode/decode entries)");
+  command->add_option("--start-id", options->seq2seq.startId,
+                      "Encoder-decoder models: the decoder's start token")
+      ->default_val(1);
+  command->add_option("--beams", options->seq2seq.beam.numBeams,
+                      "Encoder-decoder models: beams (1: greedy)")
+      ->default_val(1);
+  command->add_option("--length-penalty", options->seq2seq.beam.lengthPenalty,
+                      "Beam score = sum of log-probs / length^penalty")
+      ->default_val(1.0);
+  command->add_option("--early-stopping", options->earlyStopping,
+                      "When beam search stops: heuristic, immediate or never "
+                      "(Hugging Face's False, True, \"never\")")
+      ->default_val("heuristic");
   command->add_flag("--json", options->json,
                     "Print one JSON object (prompt_tokens, generated_ids, "
                     "text, prefill_ms, decode_tokens_per_s, ...)");
