@@ -9,8 +9,9 @@ the machine's noise. It prints, per case, the median and min-max of each and
 the ratio PyTorch/tfc of the medians (> 1: tfc is faster).
 
 PyTorch is run at its best on this machine:
-  - OMP_WAIT_POLICY=passive and OPENBLAS_CORETYPE unset (see
-    shared/BUILD-NOTES.md; the script re-executes itself with that
+  - OMP_WAIT_POLICY=passive and OPENBLAS_CORETYPE unset (an inherited
+    OPENBLAS_CORETYPE=Haswell makes OpenBLAS 1.2-1.6x slower; see
+    docs/design.md#build; the script re-executes itself with that
     environment);
   - torch.set_num_threads(the thread count tfc uses), torch.inference_mode(),
     model.eval();

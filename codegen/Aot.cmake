@@ -37,7 +37,7 @@ target_compile_options(TfcAot PRIVATE -fexceptions -fno-rtti)
 target_include_directories(TfcAot PRIVATE ${PROJECT_BINARY_DIR})
 add_dependencies(TfcAot MLIRTfcOpsIncGen)
 # LLVM (the shared libLLVM-19) for its archive writer; MLIR/LLVM 19 before
-# libHalide14 as everywhere (BUILD-NOTES.md).
+# libHalide14 as everywhere (docs/design.md#build).
 target_link_libraries(TfcAot PUBLIC TfcCodegen TfcPlanBuilder tfc_runtime
   LLVM tfc_halide ${CMAKE_DL_LIBS})
 

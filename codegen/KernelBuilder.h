@@ -104,7 +104,7 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType);
 /// The target the JIT uses on this machine: the host target (AVX-512 etc.).
 Halide::Target hostTarget();
 
-/// The CUDA target of DESIGN.md §6: `host-cuda-cuda_capability_80`.
+/// The CUDA target (docs/design.md#kernels): `host-cuda-cuda_capability_80`.
 Halide::Target cudaTarget();
 
 //===----------------------------------------------------------------------===//

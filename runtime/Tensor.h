@@ -11,8 +11,9 @@
 // memory-mapped checkpoint; a borrowing Tensor keeps that owner alive through
 // the shared pointer, so a view can never outlive the mapping it points into.
 //
-// fp16/bf16 are storage types only (DESIGN.md §6): generated code computes in
-// fp32, so this file also carries the exact conversions between them.
+// fp16/bf16 are storage types only (docs/design.md#kernels): generated code
+// computes in fp32, so this file also carries the exact conversions between
+// them.
 //
 //===----------------------------------------------------------------------===//
 

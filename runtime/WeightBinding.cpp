@@ -70,8 +70,8 @@ Expected<BoundWeights> bindWeights(const ParamTable &table,
       good = false;
     }
     // f32 parameters accept any floating-point storage (converted on load,
-    // DESIGN.md §7); other parameter types must match exactly, since
-    // silently narrowing integers (e.g. token ids) would corrupt them.
+    // docs/design.md#kernels); other parameter types must match exactly,
+    // since silently narrowing integers (e.g. token ids) would corrupt them.
     bool dtypeOk = spec.dtype == DType::F32 ? isFloatingPoint(entry->dtype)
                                             : entry->dtype == spec.dtype;
     if (!dtypeOk) {

@@ -223,7 +223,8 @@ def seed_transformer_tiny(out):
                  {"src": src, "tgt": tgt, "src_mask": src_mask, "tgt_mask": tgt_mask},
                  {"logits": logits, "logits_masked": logits_masked,
                   "logits_masked_pos_pe": logits_masked_pos_pe}, {
-                     "model": "tools/seed_transformer.py Transformer (shared/seeds/003)",
+                     "model": "tools/seed_transformer.py Transformer (the seed article's "
+                              "encoder-decoder)",
                      "config": cfg,
                      "pad_id": str(pad),
                      "src_lengths": src_len,

@@ -1,6 +1,6 @@
-"""The encoder-decoder ``Transformer`` from the seed article
-(shared/seeds/003_13fec87de5f45068.txt, "Transformer models: What are they, and how do they
-work?", section "Here is the entire code"), re-typed as printed there so that the module
+"""The encoder-decoder ``Transformer`` from the seed article the project started from
+("Transformer models: What are they, and how do they work?", section "Here is the entire
+code"), re-typed as printed there so that the module
 attribute names -- and so the state_dict names -- are the seed's:
 
     encoder.embedding.weight                          [vocab, d_model]
