@@ -838,6 +838,32 @@ MaybeValue ElaboratorImpl::evalCall(const ast::CallExpr &call) {
   return std::nullopt;
 }
 
+bool ElaboratorImpl::checkDimValue(const std::string &name, int64_t bound,
+                                   SourceLoc declaredAt) {
+  auto value = options.dimValues.find(name);
+  if (value == options.dimValues.end() || value->second <= bound)
+    return true;
+  diags.error(declaredAt, name + " = " + std::to_string(value->second) +
+                              " exceeds its bound " + std::to_string(bound) +
+                              " (dim " + name + " <= " +
+                              std::to_string(bound) + ")");
+  return false;
+}
+
+void ElaboratorImpl::checkDimNames() {
+  for (const auto &[name, value] : options.dimValues) {
+    if (symbolicDims.count(name))
+      continue;
+    std::string known;
+    for (const std::string &dim : symbolicDims)
+      known += (known.empty() ? "" : ", ") + dim;
+    diags.error(SourceLoc{}, "--dim " + name + "=" + std::to_string(value) +
+                                 ": the model has no symbolic dimension '" +
+                                 name + "' (it has: " +
+                                 (known.empty() ? "none" : known) + ")");
+  }
+}
+
 bool ElaboratorImpl::inPrelude(SourceLoc at) const {
   return at.isValid() && diags.getSources().getName(at.fileId) == kPreludeFileName;
 }
@@ -1000,9 +1026,18 @@ MaybeValue ElaboratorImpl::callStaticFunction(const ast::CallExpr &call,
       return std::nullopt;
     if (args[0].is(Value::Kind::Int))
       return args[0];
-    if (args[0].is(Value::Kind::Float) && std::isfinite(args[0].getFloat()) &&
-        std::fabs(args[0].getFloat()) < 9.0e18)
-      return Value::ofInt(static_cast<int64_t>(args[0].getFloat()));
+    if (args[0].is(Value::Kind::Float)) {
+      double value = args[0].getFloat();
+      // -2^63 <= value < 2^63, the doubles that truncate into an int64.
+      if (!std::isfinite(value) || value < -9223372036854775808.0 ||
+          value >= 9223372036854775808.0) {
+        diags.error(call.getLoc(), "`int` of " + args[0].str() +
+                                       ": the value is out of range (ints "
+                                       "are 64-bit)");
+        return std::nullopt;
+      }
+      return Value::ofInt(static_cast<int64_t>(value));
+    }
   } else if (f == "sqrt") {
     if (!wantArgs(1))
       return std::nullopt;
@@ -1108,6 +1143,7 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
         result.config.emplace_back(entry.name, config[entry.name]);
 
   // Dimension bounds.
+  bool dimsOk = true;
   for (const ast::Module *mod : modules) {
     for (const ast::DimDecl &dim : mod->dims) {
       if (config.count(dim.name)) {
@@ -1126,10 +1162,15 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
         continue;
       }
       dimBounds[dim.name] = bound->getInt();
+      dimsOk = checkDimValue(dim.name, bound->getInt(), dim.loc) && dimsOk;
     }
   }
   result.dimBounds = dimBounds;
   frames.pop_back();
+  // Entries specialized to sizes beyond a bound would only fail later with
+  // a message about whatever op first notices.
+  if (!dimsOk)
+    return result;
 
   // Entries may come from imported files (a shared architecture file with
   // one small file of config per model size); a later file's entry of the
@@ -1206,6 +1247,7 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
             shape.push_back(SymDim::symbol(ident->name));
           }
           names.push_back(ident->name);
+          symbolicDims.insert(ident->name);
           continue;
         }
         MaybeValue dim = eval(*dimExpr);
@@ -1344,6 +1386,8 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
     module->setAttr("tfc.dim_bounds", builder.getDictionaryAttr(bounds));
 
   result.params = params;
+  if (!diags.hasErrors())
+    checkDimNames(); // (after an error, some entries were not seen)
 
   if (!diags.hasErrors()) {
     // The dialect's verifiers check what the elaborator built; a failure

@@ -203,6 +203,13 @@ public:
   std::map<std::string, Value> config;
   std::map<std::string, const ast::BlockDecl *> blocks;
   std::map<std::string, int64_t> dimBounds;
+  /// Names of the symbolic dimensions of the entries' inputs.
+  std::set<std::string> symbolicDims;
+  /// Refuses ElaborateOptions::dimValues above the bound of `name`
+  /// (declared at `declaredAt`; false then), and names that no entry uses.
+  bool checkDimValue(const std::string &name, int64_t bound,
+                     SourceLoc declaredAt);
+  void checkDimNames();
   /// Symbolic dimensions of the entry being elaborated and where each can be
   /// read at run time.
   std::map<std::string, DimSource> entryDims;

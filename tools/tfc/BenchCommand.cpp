@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
+#include "tools/tfc/Inputs.h"
 #include "tools/tfc/ModelRunner.h"
 
 #include "passes/FlopCount.h"
@@ -657,12 +658,12 @@ CommandRunner driver::registerBenchCommand(CLI::App &app) {
                       "Entry point to time (default: the first one)");
   command->add_option("--batch", options->batch, "Batch size")
       ->default_val(1)
-      ->check(CLI::PositiveNumber);
+      ->check(positiveSize());
   command->add_option("--seq", options->seq,
                       "Size of every other symbolic dimension (sequence "
                       "lengths)")
       ->default_val(128)
-      ->check(CLI::PositiveNumber);
+      ->check(positiveSize());
   command->add_option("--dim", options->dims,
                       "Size of one symbolic dimension, NAME=SIZE "
                       "(repeatable; overrides --batch/--seq)");

@@ -9,6 +9,7 @@
 
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/Driver.h"
+#include "tools/tfc/Inputs.h"
 
 #include "codegen/AotProcessSafety.h"
 #include "passes/FlopCount.h"
@@ -31,7 +32,24 @@ struct InfoOptions {
   int64_t batch = 1;
   int64_t seq = 128;
   std::vector<std::string> dims;
+  /// Set when registered: whether --batch/--seq were given (a default above a
+  /// dim's bound is lowered to the bound; a given value is checked).
+  const CLI::Option *batchOption = nullptr;
+  const CLI::Option *seqOption = nullptr;
 };
+
+/// The size a --batch/--seq value gives dimension `name`: the value, or for
+/// a default that exceeds the dim's bound, the bound.
+int64_t defaultSize(const InfoOptions &options, const ElaboratedModel &model,
+                    const std::string &name) {
+  bool isBatch = name == "batch";
+  int64_t value = isBatch ? options.batch : options.seq;
+  const CLI::Option *given = isBatch ? options.batchOption : options.seqOption;
+  auto bound = model.dimBounds.find(name);
+  if ((!given || given->count() == 0) && bound != model.dimBounds.end())
+    return std::min(value, bound->second);
+  return value;
+}
 
 struct Group {
   std::string name;
@@ -190,7 +208,7 @@ int runInfo(const InfoOptions &options) {
   // FLOPs at the requested sizes.
   std::map<std::string, int64_t> dimValues;
   for (const std::string &name : symbolic)
-    dimValues[name] = name == "batch" ? options.batch : options.seq;
+    dimValues[name] = defaultSize(options, model, name);
   for (const std::string &dim : options.dims) {
     size_t eq = dim.find('=');
     int64_t value = 0;
@@ -231,15 +249,16 @@ CommandRunner driver::registerInfoCommand(CLI::App &app) {
       "info", "Show a model's entries, config, parameters, weight memory and "
               "FLOPs");
   addModelOptions(*command, options->model);
-  command->add_option("--batch", options->batch,
+  options->batchOption = command->add_option("--batch", options->batch,
                       "Batch size for the FLOP count")
       ->default_val(1)
-      ->check(CLI::PositiveNumber);
-  command->add_option("--seq", options->seq,
+      ->check(positiveSize());
+  options->seqOption = command->add_option("--seq", options->seq,
                       "Size of every other symbolic dimension (sequence "
-                      "lengths) for the FLOP count")
+                      "lengths) for the FLOP count (by default 128, or a "
+                      "dim's bound when lower)")
       ->default_val(128)
-      ->check(CLI::PositiveNumber);
+      ->check(positiveSize());
   command->add_option("--dim", options->dims,
                       "Size of one symbolic dimension, NAME=SIZE "
                       "(repeatable; overrides --batch/--seq)");

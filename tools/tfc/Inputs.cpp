@@ -4,6 +4,8 @@
 
 #include "runtime/Safetensors.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -37,6 +39,22 @@ rt::Expected<std::vector<int64_t>> driver::parseIntList(const std::string &text)
   }
   TFC_RT_RETURN_IF_ERROR(flush());
   return values;
+}
+
+const CLI::Validator &driver::positiveSize() {
+  static const CLI::Validator validator(
+      [](std::string &text) -> std::string {
+        errno = 0;
+        char *end = nullptr;
+        long long value = std::strtoll(text.c_str(), &end, 10);
+        if (errno != 0 || !end || *end != '\0' || end == text.c_str())
+          return "must be an integer, got '" + text + "'";
+        if (value < 1)
+          return "must be at least 1, got " + text;
+        return std::string();
+      },
+      "SIZE >= 1");
+  return validator;
 }
 
 namespace {

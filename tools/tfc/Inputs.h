@@ -19,7 +19,16 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class Validator;
+} // namespace CLI
+
 namespace tfc::driver {
+
+/// A CLI11 check for sizes (--batch, --seq): an integer of at least 1, with a
+/// short message otherwise ("--seq: must be at least 1, got 0") instead of
+/// CLI::PositiveNumber's range up to the largest double.
+const CLI::Validator &positiveSize();
 
 struct InputOptions {
   /// input name -> sequences (each a list of ids); `--ids` is "ids",
