@@ -245,6 +245,7 @@ std::string aot::apiHeader(const GeneratedModel &model) {
         "nothing throws.\n\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include \"runtime/Executor.h\"\n"
+     << "#include \"runtime/Generator.h\"\n"
      << "#include \"runtime/Plan.h\"\n"
      << "#include \"runtime/Tensor.h\"\n"
      << "#include \"runtime/WeightBinding.h\"\n\n"
@@ -298,6 +299,16 @@ std::string aot::apiHeader(const GeneratedModel &model) {
       os << (i ? ", " : "") << method.params[i];
     os << "});\n  }\n";
   }
+  os << "\n  /// Text generation with the `prefill` and `decode` entries (a "
+        "decoder with a\n"
+     << "  /// KV cache; runtime/Generator.h): sampling, stop ids, a callback "
+        "per token.\n"
+     << "  tfc::rt::Expected<tfc::rt::GenerationResult>\n"
+     << "  generate(const std::vector<int32_t> &prompt,\n"
+     << "           const tfc::rt::GenerationOptions &options,\n"
+     << "           const tfc::rt::TokenCallback &onToken = {}) {\n"
+     << "    return tfc::rt::generate(executor, prompt, options, onToken);\n"
+     << "  }\n";
   os << "\n  const tfc::rt::Plan &plan() const { return executor.plan(); }\n"
      << "  const tfc::rt::RunStats &lastRunStats() const {\n"
      << "    return executor.lastRunStats();\n  }\n\n"
@@ -534,6 +545,28 @@ std::string aot::cmakeSnippet(const GeneratedModel &model,
      << "    INTERFACE_INCLUDE_DIRECTORIES \"${_tfc_" << m
      << "_dir}/include\")\n"
      << "  add_library(tfc::runtime ALIAS tfc_runtime_prebuilt)\n"
+     << "endif()\n\n"
+     << "# The tokenizers (runtime/tokenizer/Tokenizer.h), for programs that "
+        "turn text\n"
+     << "# into ids: link tfc::tokenizer. They need PCRE2 and ICU "
+        "(libpcre2-dev,\n"
+     << "# libicu-dev).\n"
+     << "if(NOT TARGET tfc::tokenizer AND EXISTS \"${_tfc_" << m
+     << "_dir}/lib/libtfc_tokenizer.a\")\n"
+     << "  find_package(PkgConfig QUIET)\n"
+     << "  if(PkgConfig_FOUND)\n"
+     << "    pkg_check_modules(TFC_TOKENIZER_DEPS QUIET IMPORTED_TARGET "
+        "libpcre2-8 icu-uc)\n"
+     << "  endif()\n"
+     << "  if(TFC_TOKENIZER_DEPS_FOUND)\n"
+     << "    add_library(tfc_tokenizer_prebuilt STATIC IMPORTED GLOBAL)\n"
+     << "    set_target_properties(tfc_tokenizer_prebuilt PROPERTIES\n"
+     << "      IMPORTED_LOCATION \"${_tfc_" << m
+     << "_dir}/lib/libtfc_tokenizer.a\"\n"
+     << "      INTERFACE_LINK_LIBRARIES "
+        "\"tfc::runtime;PkgConfig::TFC_TOKENIZER_DEPS\")\n"
+     << "    add_library(tfc::tokenizer ALIAS tfc_tokenizer_prebuilt)\n"
+     << "  endif()\n"
      << "endif()\n\n";
   std::string kernelsLib;
   if (!kernels.archive.empty()) {
@@ -659,6 +692,40 @@ static llvm::Error copyInto(const std::string &from, const std::string &to) {
   return writeFile(to, (*contents)->getBuffer());
 }
 
+/// The tokenizer library and its headers (include/runtime/tokenizer/), when
+/// this tfc knows where its library is.
+static llvm::Error copyTokenizer(const RuntimeFiles &runtime,
+                                 const std::string &dir, AotResult &result) {
+  if (runtime.tokenizerLibrary.empty() ||
+      !llvm::sys::fs::exists(runtime.tokenizerLibrary))
+    return llvm::Error::success();
+  std::string headers = joinPath(dir, "include/runtime/tokenizer");
+  if (llvm::Error err = makeDirectory(headers))
+    return err;
+  std::string sourceDir = joinPath(runtime.sourceRoot, "runtime/tokenizer");
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(sourceDir, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    llvm::StringRef path = it->path();
+    if (!path.ends_with(".h"))
+      continue;
+    if (llvm::Error err = copyInto(
+            path.str(),
+            joinPath(headers, llvm::sys::path::filename(path).str())))
+      return err;
+  }
+  if (ec)
+    return makeError("cannot read the tokenizer headers in '" + sourceDir +
+                     "': " + ec.message());
+  std::string lib = joinPath(dir, "lib/libtfc_tokenizer.a");
+  if (llvm::Error err = copyInto(runtime.tokenizerLibrary, lib))
+    return err;
+  result.files.push_back(
+      {lib, "the tokenizers (tfc::tokenizer; PCRE2 and ICU), " +
+                sizeString(fileSize(lib))});
+  return llvm::Error::success();
+}
+
 llvm::Error aot::copyRuntime(const RuntimeFiles &runtime,
                              const std::string &dir, AotResult &result) {
   if (runtime.library.empty() || runtime.sourceRoot.empty() ||
@@ -707,5 +774,5 @@ llvm::Error aot::copyRuntime(const RuntimeFiles &runtime,
     return err;
   result.files.push_back(
       {lib, "the tfc runtime, " + sizeString(fileSize(lib))});
-  return llvm::Error::success();
+  return copyTokenizer(runtime, dir, result);
 }

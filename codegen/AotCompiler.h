@@ -1,6 +1,6 @@
 //===- AotCompiler.h - Models as libraries and source folders ---*- C++ -*-===//
 //
-// The ahead-of-time outputs of DESIGN.md §6: a model's Plan (PlanBuilder.h)
+// The ahead-of-time outputs (docs/design.md): a model's Plan (PlanBuilder.h)
 // and its kernels, packaged so that a C++ program can run the model with no
 // Halide, MLIR or LLVM library:
 //
@@ -49,6 +49,9 @@ struct RuntimeFiles {
   std::string sourceRoot;
   /// The folder that holds HalideRuntime.h (/usr/include/halide14).
   std::string halideIncludeDir;
+  /// The static tokenizer library (libtfc_tokenizer.a); shipped with its
+  /// headers when given, for programs that tokenize (it needs PCRE2 and ICU).
+  std::string tokenizerLibrary;
 };
 
 struct AotOptions {

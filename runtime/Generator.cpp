@@ -115,6 +115,20 @@ Expected<int64_t> contextLength(const Plan &plan,
   return std::max(seq, past);
 }
 
+Status checkGenerationLength(const Plan &plan, size_t promptLength,
+                             const GenerationOptions &options) {
+  Expected<int64_t> context = contextLength(plan, options);
+  if (!context)
+    return context.status();
+  int64_t total = static_cast<int64_t>(promptLength) + options.maxNewTokens;
+  if (*context <= 0 || total <= *context)
+    return Status::success();
+  return Status::error("the prompt has " + std::to_string(promptLength) +
+                       " tokens and " + std::to_string(options.maxNewTokens) +
+                       " new ones are asked for, but the model's context is " +
+                       std::to_string(*context) + " tokens");
+}
+
 Expected<GenerationResult> generate(Executor &executor,
                                     const std::vector<int32_t> &prompt,
                                     const GenerationOptions &options,
@@ -126,6 +140,8 @@ Expected<GenerationResult> generate(Executor &executor,
   Expected<Entries> entries = findEntries(executor.plan(), options);
   if (!entries)
     return entries.status();
+  TFC_RT_RETURN_IF_ERROR(
+      checkGenerationLength(executor.plan(), prompt.size(), options));
   Expected<Sampler> sampler = Sampler::create(options.sampler);
   if (!sampler)
     return sampler.status();

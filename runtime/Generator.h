@@ -64,6 +64,11 @@ using TokenCallback = std::function<bool(int32_t id)>;
 Expected<int64_t> contextLength(const Plan &plan,
                                 const GenerationOptions &options);
 
+/// Whether a prompt of `promptLength` tokens plus options.maxNewTokens new
+/// ones fits the context (contextLength); the error says by how much not.
+Status checkGenerationLength(const Plan &plan, size_t promptLength,
+                             const GenerationOptions &options);
+
 /// Checks that `plan` has the entries and names the loop needs.
 Status checkDecoderPlan(const Plan &plan, const GenerationOptions &options);
 

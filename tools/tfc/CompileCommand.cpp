@@ -3,9 +3,9 @@
 // tfc compile MODEL --target host|cuda -o DIR
 //   a static library of the model's kernels (+ Halide's runtime), a small
 //   generated C++ API, the tfc runtime and CMake glue: a program links it
-//   with no Halide, MLIR or LLVM library (DESIGN.md §6 "AOT").
+//   with no Halide, MLIR or LLVM library (docs/design.md, "Ahead of time").
 // tfc emit MODEL --target host|cuda -o DIR (registered in EmitCommand.cpp)
-//   the same API with the kernels as C++ source (DESIGN.md §6 "C++ source").
+//   the same API with the kernels as C++ source (docs/design.md, ditto).
 //
 // Both share everything up to the output format, hence one implementation
 // (registerAotCommand).
@@ -34,6 +34,9 @@
 // was moved away from its build tree.
 #ifndef TFC_RUNTIME_LIBRARY
 #define TFC_RUNTIME_LIBRARY ""
+#endif
+#ifndef TFC_TOKENIZER_LIBRARY
+#define TFC_TOKENIZER_LIBRARY ""
 #endif
 #ifndef TFC_SOURCE_DIR
 #define TFC_SOURCE_DIR ""
@@ -82,6 +85,7 @@ int runAot(const AotCommandOptions &options, AotMode mode) {
   aot.runtime.library = options.runtimeLibrary;
   aot.runtime.sourceRoot = options.runtimeSource;
   aot.runtime.halideIncludeDir = options.halideInclude;
+  aot.runtime.tokenizerLibrary = TFC_TOKENIZER_LIBRARY;
   bool progress = isatty(fileno(stderr)) != 0;
   if (progress)
     aot.progress = [](size_t index, size_t count, const std::string &name) {

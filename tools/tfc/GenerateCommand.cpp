@@ -47,17 +47,18 @@ struct GenerateOptions {
 /// The prompt, cut to fit the context (--truncate-prompt) or refused.
 rt::Expected<std::vector<int32_t>> fitPrompt(std::vector<int32_t> prompt,
                                              int64_t context,
-                                             const GenerateOptions &options) {
+                                             const GenerateOptions &options,
+                                             const rt::Plan &plan) {
   int64_t room = context - options.generation.maxNewTokens;
-  if (context <= 0 || static_cast<int64_t>(prompt.size()) <= room)
+  rt::Status fits =
+      rt::checkGenerationLength(plan, prompt.size(), options.generation);
+  if (fits.ok())
     return prompt;
   if (!options.truncate || room < 1)
-    return rt::Status::error(
-        "the prompt has " + std::to_string(prompt.size()) + " tokens and " +
-        std::to_string(options.generation.maxNewTokens) +
-        " new ones are asked for, but the model's context is " +
-        std::to_string(context) + " tokens (use a shorter prompt, a smaller " +
-        "-n, or --truncate-prompt to keep the prompt's last tokens)");
+    return rt::Status::error(fits.message() +
+                             " (use a shorter prompt, a smaller -n, or "
+                             "--truncate-prompt to keep the prompt's last "
+                             "tokens)");
   prompt.erase(prompt.begin(), prompt.end() - room);
   return prompt;
 }
@@ -75,7 +76,7 @@ std::optional<CompiledModel> planFor(const GenerateOptions &options,
   rt::Expected<int64_t> context =
       rt::contextLength(model->plan(), options.generation);
   rt::Expected<std::vector<int32_t>> fitted =
-      context ? fitPrompt(prompt, *context, options)
+      context ? fitPrompt(prompt, *context, options, model->plan())
               : rt::Expected<std::vector<int32_t>>(context.status());
   rt::Status checked = fitted ? rt::Status::success() : fitted.status();
   if (fitted) {
