@@ -674,6 +674,15 @@ private:
       const SymbolSource &src = entry.symbols[s];
       int64_t v = converted[static_cast<size_t>(src.input)].dim(
           static_cast<size_t>(src.axis));
+      // Kernels index from 0 of every symbolic axis (a causal mask's first
+      // row, a concat's parts): a size of 0 is refused here, naming the
+      // input, rather than failing in a kernel with an error code.
+      if (v < 1)
+        return Status::error(
+            "input '" + nameOf(static_cast<size_t>(src.input)) +
+            "' is empty: " + src.name + " = " + std::to_string(v) +
+            " (axis " + std::to_string(src.axis) +
+            "); symbolic sizes must be at least 1");
       if (src.bound > 0 && v > src.bound)
         return Status::error(
             "input '" + nameOf(static_cast<size_t>(src.input)) +

@@ -17,6 +17,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 
 using namespace tfc;
@@ -90,7 +92,17 @@ int runCheck(const CheckOptions &options) {
                    << "'\n";
       return 1;
     }
-    expectNames[pair.substr(0, eq)] = pair.substr(eq + 1);
+    std::string output = pair.substr(0, eq);
+    if (std::find(entry->outputNames.begin(), entry->outputNames.end(),
+                  output) == entry->outputNames.end()) {
+      llvm::errs() << "error: --expect " << pair << ": entry '" << entry->name
+                   << "' has no output '" << output << "' (its outputs:";
+      for (const std::string &name : entry->outputNames)
+        llvm::errs() << " " << name;
+      llvm::errs() << ")\n";
+      return 1;
+    }
+    expectNames[output] = pair.substr(eq + 1);
   }
 
   int compared = 0, failed = 0;

@@ -92,6 +92,40 @@ rt::Expected<rt::Tensor> padRows(const std::vector<std::vector<int64_t>> &rows,
 
 } // namespace
 
+/// The option that fills `idLists[key]` ("ids" -> "--ids", "src" ->
+/// "--src-ids").
+static std::string idOptionName(const std::string &key) {
+  return key == "ids" ? "--ids" : "--" + key + "-ids";
+}
+
+/// "ids, mask" for messages.
+static std::string inputList(const rt::PlanEntry &entry) {
+  std::string names;
+  for (const std::string &name : entry.inputNames)
+    names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+/// Options that would fill no input of `entry` are errors, not ignored.
+static rt::Status
+checkOptionsApply(const rt::PlanEntry &entry,
+                  const std::map<std::string, std::vector<std::string>> &ids,
+                  const InputOptions &options) {
+  for (const auto &[key, lists] : ids) {
+    if (lists.empty() ||
+        std::find(entry.inputNames.begin(), entry.inputNames.end(), key) !=
+            entry.inputNames.end())
+      continue;
+    auto given = options.idLists.find(key);
+    bool fromFile = given == options.idLists.end() || given->second.empty();
+    std::string option = fromFile ? "--ids-file" : idOptionName(key);
+    return rt::Status::error(option + ": entry '" + entry.name +
+                             "' has no input '" + key + "' (its inputs: " +
+                             inputList(entry) + ")");
+  }
+  return rt::Status::success();
+}
+
 rt::Expected<std::vector<rt::Tensor>>
 driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
   const size_t count = entry.inputs.size();
@@ -119,6 +153,7 @@ driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
       if (line.find_first_not_of(" \t\r,") != std::string::npos)
         idLists["ids"].push_back(line);
   }
+  TFC_RT_RETURN_IF_ERROR(checkOptionsApply(entry, idLists, options));
 
   for (size_t i = 0; i < count; ++i) {
     const std::string &name = entry.inputNames[i];
@@ -160,6 +195,7 @@ driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
   }
 
   // Masks: explicit --mask rows, or derived from the lengths of the ids.
+  bool masksUsed = false;
   for (size_t i = 0; i < count; ++i) {
     if (given[i])
       continue;
@@ -183,6 +219,7 @@ driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
       if (!tensor)
         return tensor.status().withContext("--mask");
       given[i] = std::move(*tensor); // the executor converts 0/1 ints
+      masksUsed = true;
       continue;
     }
     auto known = lengths.find(symbol);
@@ -221,6 +258,12 @@ driver::buildInputs(const rt::PlanEntry &entry, const InputOptions &options) {
     }
     given[i] = std::move(*mask);
   }
+
+  if (!options.masks.empty() && !masksUsed)
+    return rt::Status::error(
+        "--mask: entry '" + entry.name +
+        "' has no [batch, seq] bool input left to take it (its inputs: " +
+        inputList(entry) + ")");
 
   std::vector<rt::Tensor> inputs;
   for (size_t i = 0; i < count; ++i) {
