@@ -473,7 +473,13 @@ def Tfc_GatherOp : Tfc_InferOp<"gather"> {
   let description = [{
     Looks up the rows of `table` (`[V, D...]`) named by `ids` (any rank,
     i32 or i64). The result is `ids.shape ++ table.shape[1:]` with the
-    table's element type. Out-of-range ids are a runtime error.
+    table's element type.
+
+    Out-of-range ids: ids that are entry inputs are checked before the entry
+    runs (an id outside `[0, V)` is an error naming the input and the
+    position). Ids computed inside the model are not checked element by
+    element: the kernel clamps each one into `[0, V - 1]`, so a gather never
+    reads outside its table (docs/runtime.md, "What inputs are refused").
 
     ```mlir
     %e = tfc.gather %wte, %ids : (tensor<50257x768xf32>, tensor<?x?xi32>) -> tensor<?x?x768xf32>
