@@ -62,8 +62,12 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
 namespace {
 
-/// Queries per attention task, and keys per chunk of the online softmax.
-constexpr int kQueryBlock = 32;
+/// Queries per block (a block's rows share the pass over the keys), and
+/// keys per chunk of the online softmax. A block is computed whole (its
+/// rows past Sq are clamped), so a decode step (Sq = 1) computes kQueryBlock
+/// rows: 8, one score tile, rather than 32 (GPT-2 decode at 512 cached
+/// tokens: 48.7 -> 40.6 ms; prefill and 1024-token attention unchanged).
+constexpr int kQueryBlock = 8;
 constexpr int kKeyChunk = 256;
 /// The score register tile: 8 query rows x 32 keys (2 vectors).
 constexpr int kScoreRows = 8;
