@@ -692,6 +692,30 @@ static llvm::Error copyInto(const std::string &from, const std::string &to) {
   return writeFile(to, (*contents)->getBuffer());
 }
 
+/// Copies the `*.h` files of `from` into `to` (created); how many, or an
+/// error when there are none.
+static llvm::Expected<size_t> copyHeaders(const std::string &from,
+                                          const std::string &to) {
+  if (llvm::Error err = makeDirectory(to))
+    return std::move(err);
+  std::error_code ec;
+  size_t headers = 0;
+  for (llvm::sys::fs::directory_iterator it(from, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef path = it->path();
+    if (!path.ends_with(".h"))
+      continue;
+    if (llvm::Error err = copyInto(
+            path.str(), joinPath(to, llvm::sys::path::filename(path).str())))
+      return std::move(err);
+    ++headers;
+  }
+  if (ec || headers == 0)
+    return makeError("cannot read the headers in '" + from + "'" +
+                     (ec ? ": " + ec.message() : std::string()));
+  return headers;
+}
+
 /// The tokenizer library and its headers (include/runtime/tokenizer/), when
 /// this tfc knows where its library is.
 static llvm::Error copyTokenizer(const RuntimeFiles &runtime,
@@ -699,24 +723,11 @@ static llvm::Error copyTokenizer(const RuntimeFiles &runtime,
   if (runtime.tokenizerLibrary.empty() ||
       !llvm::sys::fs::exists(runtime.tokenizerLibrary))
     return llvm::Error::success();
-  std::string headers = joinPath(dir, "include/runtime/tokenizer");
-  if (llvm::Error err = makeDirectory(headers))
-    return err;
-  std::string sourceDir = joinPath(runtime.sourceRoot, "runtime/tokenizer");
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(sourceDir, ec), end;
-       it != end && !ec; it.increment(ec)) {
-    llvm::StringRef path = it->path();
-    if (!path.ends_with(".h"))
-      continue;
-    if (llvm::Error err = copyInto(
-            path.str(),
-            joinPath(headers, llvm::sys::path::filename(path).str())))
-      return err;
-  }
-  if (ec)
-    return makeError("cannot read the tokenizer headers in '" + sourceDir +
-                     "': " + ec.message());
+  llvm::Expected<size_t> headers =
+      copyHeaders(joinPath(runtime.sourceRoot, "runtime/tokenizer"),
+                  joinPath(dir, "include/runtime/tokenizer"));
+  if (!headers)
+    return headers.takeError();
   std::string lib = joinPath(dir, "lib/libtfc_tokenizer.a");
   if (llvm::Error err = copyInto(runtime.tokenizerLibrary, lib))
     return err;
@@ -739,32 +750,17 @@ llvm::Error aot::copyRuntime(const RuntimeFiles &runtime,
 
   std::string includeDir = joinPath(dir, "include");
   std::string runtimeHeaders = joinPath(includeDir, "runtime");
-  if (llvm::Error err = makeDirectory(runtimeHeaders))
-    return err;
-  std::string sourceDir = joinPath(runtime.sourceRoot, "runtime");
-  std::error_code ec;
-  size_t headers = 0;
-  for (llvm::sys::fs::directory_iterator it(sourceDir, ec), end;
-       it != end && !ec; it.increment(ec)) {
-    llvm::StringRef path = it->path();
-    if (!path.ends_with(".h"))
-      continue;
-    if (llvm::Error err = copyInto(
-            path.str(),
-            joinPath(runtimeHeaders, llvm::sys::path::filename(path).str())))
-      return err;
-    ++headers;
-  }
-  if (ec || headers == 0)
-    return makeError("cannot read the tfc runtime headers in '" + sourceDir +
-                     "'" + (ec ? ": " + ec.message() : std::string()));
+  llvm::Expected<size_t> headers =
+      copyHeaders(joinPath(runtime.sourceRoot, "runtime"), runtimeHeaders);
+  if (!headers)
+    return makeError("the tfc runtime: " + llvm::toString(headers.takeError()));
   if (llvm::Error err =
           copyInto(joinPath(runtime.halideIncludeDir, "HalideRuntime.h"),
                    joinPath(includeDir, "HalideRuntime.h")))
     return err;
   result.files.push_back(
       {includeDir + "/",
-       std::to_string(headers) + " runtime headers + HalideRuntime.h"});
+       std::to_string(*headers) + " runtime headers + HalideRuntime.h"});
 
   std::string libDir = joinPath(dir, "lib");
   if (llvm::Error err = makeDirectory(libDir))
