@@ -674,15 +674,6 @@ private:
       const SymbolSource &src = entry.symbols[s];
       int64_t v = converted[static_cast<size_t>(src.input)].dim(
           static_cast<size_t>(src.axis));
-      // Kernels index from 0 of every symbolic axis (a causal mask's first
-      // row, a concat's parts): a size of 0 is refused here, naming the
-      // input, rather than failing in a kernel with an error code.
-      if (v < 1)
-        return Status::error(
-            "input '" + nameOf(static_cast<size_t>(src.input)) +
-            "' is empty: " + src.name + " = " + std::to_string(v) +
-            " (axis " + std::to_string(src.axis) +
-            "); symbolic sizes must be at least 1");
       if (src.bound > 0 && v > src.bound)
         return Status::error(
             "input '" + nameOf(static_cast<size_t>(src.input)) +
@@ -752,6 +743,32 @@ struct RunState {
 
 } // namespace
 
+/// An entry whose every input is empty (ids of shape [1, 0]) has nothing
+/// to compute: refused, naming the first empty axis, rather than failing in
+/// a kernel with an error code. An empty input next to others is fine (an
+/// empty KV cache, past = 0), and the plan's dim checks come first.
+static Status checkNotAllEmpty(const PlanEntry &entry,
+                               const InputChecker &checker) {
+  if (checker.converted.empty())
+    return Status::success();
+  for (const Tensor &t : checker.converted)
+    if (t.numElements() != 0)
+      return Status::success();
+  const Tensor &first = checker.converted.front();
+  size_t axis = 0;
+  while (axis + 1 < first.rank() && first.dim(axis) != 0)
+    ++axis;
+  std::string symbol;
+  for (const SymbolSource &src : entry.symbols)
+    if (src.input == 0 && static_cast<size_t>(src.axis) == axis)
+      symbol = src.name + " = 0, ";
+  return Status::error("entry '" + entry.name + "': input '" +
+                       entry.inputNames.front() + "' is empty (" + symbol +
+                       "axis " + std::to_string(axis) +
+                       "), and so is every other input: there is nothing to "
+                       "compute");
+}
+
 /// Everything run() checks before the first kernel: the inputs (count,
 /// dtypes, shapes, symbols) through `checker`, ids against their tables and
 /// the plan's dim checks.
@@ -780,7 +797,7 @@ static Status checkEntryInputs(const PlanEntry &entry,
     if (evaluate(c.dim, checker.symbols) < c.min)
       return fail((c.what.empty() ? "" : c.what + ": ") +
                   describeDimCheck(c, entry.symbols, checker.symbols));
-  return Status::success();
+  return checkNotAllEmpty(entry, checker);
 }
 
 Status checkInputs(const PlanEntry &entry, const std::vector<Tensor> &inputs) {
