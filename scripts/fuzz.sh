@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Builds the frontend fuzzer (clang, libFuzzer, ASan, UBSan) in build-fuzz/
-# and runs it for N seconds (default 60):
+# Builds the fuzzers (clang, libFuzzer, ASan, UBSan) in build-fuzz/ and runs
+# them for N seconds in all (default 60): two thirds for the frontend, one
+# third for the runtime.
 #
 #   scripts/fuzz.sh [seconds [more libFuzzer options...]]
 #
-# Each input is lexed and parsed, then loaded with the prelude, elaborated to
-# the tfc dialect and verified (tests/fuzz/FrontendFuzzer.cpp).
+# Frontend (tests/fuzz/FrontendFuzzer.cpp): each input is lexed and parsed,
+# then loaded with the prelude, elaborated to the tfc dialect and verified.
+# Runtime (tests/fuzz/RuntimeFuzzer.cpp): each input is a .safetensors file,
+# read and validated, every tensor read, and passed through the executor's
+# input checks; inputs starting with '{' are also parsed as a JSON Plan.
+# Its seeds are tests/fuzz/runtime-corpus; its working corpus is
+# build-fuzz/runtime-corpus. TFC_FUZZ_TARGET=frontend|runtime runs only one
+# (for all the seconds).
 #
 # Seeds: tests/fuzz/corpus and every .tfm under tests/lit, examples/ and
 # frontend/ (the prelude), with their `import "..."` lines replaced by the
@@ -30,7 +37,7 @@ jobs=${TFC_FUZZ_JOBS:-1}
 cmake -G Ninja -S "$root/tests/fuzz" -B "$build" \
   -DCMAKE_CXX_COMPILER="${CXX:-clang++}" -DCMAKE_BUILD_TYPE=Fuzz \
   >/dev/null
-ninja -C "$build" tfc-frontend-fuzzer tfc-parse-asan
+ninja -C "$build" tfc-frontend-fuzzer tfc-parse-asan tfc-runtime-fuzzer
 
 corpus=$build/corpus
 artifacts=$build/artifacts
@@ -70,12 +77,29 @@ done < <(find "$root/tests/fuzz/corpus" "$root/tests/lit" "$root/examples" \
            "$root/frontend" \
            -name '*.tfm' -type f -print0 2>/dev/null)
 
+target=${TFC_FUZZ_TARGET:-both}
+case $target in
+  frontend) frontend_seconds=$seconds; runtime_seconds=0 ;;
+  runtime) frontend_seconds=0; runtime_seconds=$seconds ;;
+  *) frontend_seconds=$(( (seconds * 2 + 2) / 3 ))
+     runtime_seconds=$(( seconds - frontend_seconds )) ;;
+esac
+
 # -timeout: an input at the elaborator's step or op limit (ElaboratorImpl.h)
 # takes up to ~10 s under the sanitizers on an idle machine; a hang is longer.
-args=(-max_total_time="$seconds" -max_len=4096 -timeout=30 -rss_limit_mb=2048
-      -dict="$root/tests/fuzz/tfm.dict" -artifact_prefix="$artifacts/"
-      -print_final_stats=1)
+common=(-timeout=30 -rss_limit_mb=2048 -artifact_prefix="$artifacts/"
+        -print_final_stats=1)
 if [ "$jobs" -gt 1 ]; then
-  args+=(-fork="$jobs" -ignore_crashes=0)
+  common+=(-fork="$jobs" -ignore_crashes=0)
 fi
-exec "$build/tfc-frontend-fuzzer" "${args[@]}" "$@" "$corpus"
+if [ "$frontend_seconds" -gt 0 ]; then
+  "$build/tfc-frontend-fuzzer" -max_total_time="$frontend_seconds" \
+    -max_len=4096 -dict="$root/tests/fuzz/tfm.dict" "${common[@]}" "$@" \
+    "$corpus"
+fi
+if [ "$runtime_seconds" -gt 0 ]; then
+  mkdir -p "$build/runtime-corpus"
+  "$build/tfc-runtime-fuzzer" -max_total_time="$runtime_seconds" \
+    -max_len=4096 "${common[@]}" "$@" \
+    "$build/runtime-corpus" "$root/tests/fuzz/runtime-corpus"
+fi
