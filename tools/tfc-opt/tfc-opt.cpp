@@ -40,14 +40,22 @@
 
 namespace {
 
+/// "Steps of the pipeline not to run (verify, canonicalize, ...)": the
+/// names come from the pipeline itself.
+const std::string &disableDescription() {
+  static const std::string text = [] {
+    std::string names;
+    for (llvm::StringRef name : tfc::defaultPipelinePassNames())
+      names += (names.empty() ? "" : ", ") + name.str();
+    return "Steps of the pipeline not to run (" + names + ")";
+  }();
+  return text;
+}
+
 struct DefaultPipelineOptions
     : mlir::PassPipelineOptions<DefaultPipelineOptions> {
-  ListOption<std::string> disable{
-      *this, "disable",
-      llvm::cl::desc("Steps of the pipeline not to run (verify, "
-                     "canonicalize, cse, recognize-layernorm, "
-                     "recognize-gelu, fuse-attention, fuse-add-layernorm, "
-                     "fuse-bias-activation, merge-qkv, dce)")};
+  ListOption<std::string> disable{*this, "disable",
+                                  llvm::cl::desc(disableDescription())};
 };
 
 /// Prints tfc::buildFusionReport of the module to stdout (lit tests of the
