@@ -105,7 +105,10 @@ std::string session::defaultCacheDir() {
 }
 
 std::string session::codegenIdentity() {
-  return std::string("tfc ") + TFC_VERSION + " codegen " + TFC_CODEGEN_HASH;
+  return std::string("tfc ") + TFC_VERSION + " codegen " + TFC_CODEGEN_HASH +
+         " Halide " + std::to_string(HALIDE_VERSION_MAJOR) + "." +
+         std::to_string(HALIDE_VERSION_MINOR) + "." +
+         std::to_string(HALIDE_VERSION_PATCH);
 }
 
 struct KernelDiskCache::Impl {

@@ -10,8 +10,9 @@
 //                             the target binds to it (one thread pool)
 //
 // key = SHA-256 of (tfc version, hash of the code generator's sources,
-// Halide target string, kernel signature). A changed schedule, a new tfc or
-// another CPU gets other keys, never a stale kernel.
+// Halide's version, Halide target string, kernel signature). A changed
+// schedule, a new tfc or Halide, or another CPU gets other keys, never a
+// stale kernel.
 //
 // Writers are safe to run concurrently: each file is written under a unique
 // temporary name in the same folder and renamed into place, so a reader sees
@@ -48,8 +49,8 @@ namespace tfc::session {
 /// set.
 std::string defaultCacheDir();
 
-/// The code generator's identity that keys depend on: tfc's version and a
-/// hash of the sources that decide what a kernel compiles to.
+/// The code generator's identity that keys depend on: tfc's version, a hash
+/// of the sources that decide what a kernel compiles to, Halide's version.
 std::string codegenIdentity();
 
 class KernelDiskCache {
