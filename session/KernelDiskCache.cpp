@@ -21,6 +21,9 @@
 #ifndef TFC_CODEGEN_HASH
 #define TFC_CODEGEN_HASH "unknown"
 #endif
+#ifndef TFC_HALIDE_IDENTITY
+#define TFC_HALIDE_IDENTITY "unknown"
+#endif
 
 using namespace tfc;
 using namespace tfc::session;
@@ -106,9 +109,7 @@ std::string session::defaultCacheDir() {
 
 std::string session::codegenIdentity() {
   return std::string("tfc ") + TFC_VERSION + " codegen " + TFC_CODEGEN_HASH +
-         " Halide " + std::to_string(HALIDE_VERSION_MAJOR) + "." +
-         std::to_string(HALIDE_VERSION_MINOR) + "." +
-         std::to_string(HALIDE_VERSION_PATCH);
+         " Halide " + TFC_HALIDE_IDENTITY;
 }
 
 struct KernelDiskCache::Impl {
