@@ -3,6 +3,7 @@
 #include "session/KernelDiskCache.h"
 
 #include "codegen/KernelBuilder.h"
+#include "runtime/FileWriter.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -13,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <mutex>
+#include <optional>
 #include <unistd.h>
 
 #ifndef TFC_VERSION
@@ -63,6 +65,40 @@ llvm::Expected<std::string> findLinker() {
   return makeError("no C compiler (cc, gcc, clang) on PATH to link cached "
                    "kernels");
 }
+
+/// Writes `module`'s object code to `path`: compiled in memory and written
+/// with checked writes (a full disk is an error, never Halide's LLVM
+/// aborting on a failed file write).
+llvm::Error writeObject(const Halide::Module &module, const std::string &path) {
+  Halide::Buffer<uint8_t> bytes;
+  if (llvm::Error err = codegen::withHalideErrors([&] {
+        bytes = module.submodules().empty()
+                    ? module.compile_to_buffer()
+                    : module.resolve_submodules().compile_to_buffer();
+      }))
+    return err;
+  rt::Status written =
+      rt::writeFileAtomically(path, bytes.data(), bytes.size_in_bytes());
+  if (!written.ok())
+    return makeError(written.message());
+  return llvm::Error::success();
+}
+
+/// Removes a temporary file if the process is interrupted while it exists.
+class TempGuard {
+public:
+  explicit TempGuard(const std::string &path)
+      : path(path), slot(rt::registerTempPath(path)) {}
+  ~TempGuard() {
+    llvm::sys::fs::remove(path);
+    if (slot >= 0)
+      rt::unregisterTempPath(slot);
+  }
+
+private:
+  std::string path;
+  int slot;
+};
 
 /// `cc -shared -o so object`; the object is removed either way.
 llvm::Error linkShared(const std::string &linker, const std::string &object,
@@ -174,10 +210,11 @@ llvm::Error KernelDiskCache::Impl::loadRuntime() {
   if (!llvm::sys::fs::exists(path)) {
     std::string object = temporaryPath(folder, "runtime", ".o");
     std::string so = temporaryPath(folder, "runtime", ".so");
+    TempGuard objectGuard(object), soGuard(so);
     Halide::Target t = target.without_feature(Halide::Target::NoRuntime)
                            .without_feature(Halide::Target::JIT);
-    if (llvm::Error err = codegen::withHalideErrors(
-            [&] { Halide::compile_standalone_runtime(object, t); }))
+    if (llvm::Error err =
+            writeObject(Halide::Module("standalone_runtime", t), object))
       return err;
     if (llvm::Error err = linkShared(linker, object, so))
       return err;
@@ -220,12 +257,16 @@ llvm::Error KernelDiskCache::Impl::compile(mlir::Operation *op,
     return kernel.takeError();
   std::string object = temporaryPath(folder, name, ".o");
   std::string so = temporaryPath(folder, name, ".so");
+  TempGuard objectGuard(object), soGuard(so);
   Halide::Target t = kernel->target.with_feature(Halide::Target::NoRuntime);
-  if (llvm::Error err = codegen::compileToFiles(
-          *kernel, t, {{Halide::OutputFileType::object, object}})) {
-    llvm::sys::fs::remove(object);
+  std::optional<Halide::Module> module;
+  if (llvm::Error err = codegen::withHalideErrors([&] {
+        module = kernel->pipeline.compile_to_module(kernel->arguments,
+                                                    kernel->name, t);
+      }))
     return err;
-  }
+  if (llvm::Error err = writeObject(*module, object))
+    return err;
   if (llvm::Error err = linkShared(linker, object, so))
     return err;
   return publish(so, path);

@@ -6,6 +6,8 @@
 
 #include "tools/tfc/Commands.h"
 
+#include "codegen/AotProcessSafety.h"
+
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -17,6 +19,9 @@
 #endif
 
 int main(int argc, char **argv) {
+  // Before anything else: signals remove temporary files, LLVM's fatal
+  // errors become messages (codegen/AotProcessSafety.h).
+  tfc::codegen::installProcessSafetyHandlers();
   CLI::App app{"tfc: a compiler for Transformer models (.tfm -> MLIR -> "
                "Halide)"};
   app.set_version_flag("--version", std::string("tfc ") + TFC_VERSION +
