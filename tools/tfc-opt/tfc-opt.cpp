@@ -17,6 +17,7 @@
 #include "passes/FusionReport.h"
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
+#include "runtime/FileWriter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,7 +32,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
@@ -117,6 +117,26 @@ constexpr size_t kMaxNesting = 1000;
 /// The stack the parser, passes and printer run on.
 constexpr unsigned kParserStackBytes = 256u << 20;
 
+/// Writes `text` to stdout ("-") or with rt::writeFileAtomically to `path`.
+mlir::LogicalResult writeOutput(llvm::StringRef path, llvm::StringRef text) {
+  if (path == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    if (!llvm::outs().has_error())
+      return mlir::success();
+    llvm::errs() << "error: cannot write to stdout: "
+                 << llvm::outs().error().message() << "\n";
+    llvm::outs().clear_error();
+    return mlir::failure();
+  }
+  tfc::rt::Status written =
+      tfc::rt::writeFileAtomically(path.str(), text.data(), text.size());
+  if (written.ok())
+    return mlir::success();
+  llvm::errs() << "error: " << written.message() << "\n";
+  return mlir::failure();
+}
+
 /// What mlir::MlirOptMain(argc, argv, ...) does, with the input's nesting
 /// checked before it is parsed.
 mlir::LogicalResult optMain(llvm::StringRef inputFilename,
@@ -144,23 +164,23 @@ mlir::LogicalResult optMain(llvm::StringRef inputFilename,
                  << ")\n";
     return mlir::failure();
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
+  // The output is built in memory and written only on success: a failed run
+  // (invalid IR, a failing pass, a full disk) leaves an existing -o file as
+  // it was (docs/runtime.md, "How outputs are written").
+  std::string output;
+  llvm::raw_string_ostream os(output);
+  if (mlir::failed(mlir::MlirOptMain(os, std::move(file), registry, config)))
     return mlir::failure();
-  }
-  if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
-    return mlir::failure();
-  output->keep();
-  return mlir::success();
+  return writeOutput(outputFilename, os.str());
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // SIGXFSZ ignored (a write past `ulimit -f` is an error message) and
+  // temporary files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT.
+  tfc::rt::installTempFileCleanup();
   mlir::DialectRegistry registry;
   registry.insert<mlir::tfc::TfcDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect>();
