@@ -22,24 +22,19 @@ int64_t symbolBound(const PlanEntry &entry, const std::string &name) {
   return 0;
 }
 
-/// For each decode input after `ids`, the index of the output that feeds
-/// it (past_X <- present_X) in `producer`.
-Expected<std::vector<int>> cacheWiring(const PlanEntry &decode,
-                                       const PlanEntry &producer) {
-  std::vector<int> wiring;
-  for (size_t i = 1; i < decode.inputNames.size(); ++i) {
-    const std::string &name = decode.inputNames[i];
-    if (name.rfind("past_", 0) != 0)
-      return Status::error("entry '" + decode.name + "': input '" + name +
+/// For each decode input after `ids`, the index of the output of
+/// `producer` that feeds it; every one must be a cache input.
+Expected<std::vector<int>> decoderWiring(const PlanEntry &decode,
+                                         const PlanEntry &producer) {
+  Expected<std::vector<int>> wiring = cacheWiring(decode, producer);
+  if (!wiring)
+    return wiring;
+  for (size_t i = 1; i < wiring->size(); ++i)
+    if ((*wiring)[i] < 0)
+      return Status::error("entry '" + decode.name + "': input '" +
+                           decode.inputNames[i] +
                            "' is not a cache input (past_*)");
-    std::string present = "present_" + name.substr(5);
-    int out = indexOf(producer.outputNames, present);
-    if (out < 0)
-      return Status::error("entry '" + producer.name + "' has no output '" +
-                           present + "' for input '" + name + "' of '" +
-                           decode.name + "'");
-    wiring.push_back(out);
-  }
+  wiring->erase(wiring->begin());
   return wiring;
 }
 
@@ -68,10 +63,10 @@ Expected<Entries> findEntries(const Plan &plan,
   if (e.prefillLogits < 0 || e.decodeLogits < 0)
     return Status::error("entries '" + e.prefill->name + "' and '" +
                          e.decode->name + "' must both return 'logits'");
-  Expected<std::vector<int>> a = cacheWiring(*e.decode, *e.prefill);
+  Expected<std::vector<int>> a = decoderWiring(*e.decode, *e.prefill);
   if (!a)
     return a.status();
-  Expected<std::vector<int>> b = cacheWiring(*e.decode, *e.decode);
+  Expected<std::vector<int>> b = decoderWiring(*e.decode, *e.decode);
   if (!b)
     return b.status();
   e.fromPrefill = a.take();
@@ -96,6 +91,25 @@ double msSince(std::chrono::steady_clock::time_point start) {
 }
 
 } // namespace
+
+Expected<std::vector<int>> cacheWiring(const PlanEntry &consumer,
+                                       const PlanEntry &producer) {
+  std::vector<int> wiring;
+  for (const std::string &name : consumer.inputNames) {
+    if (name.rfind("past_", 0) != 0) {
+      wiring.push_back(-1);
+      continue;
+    }
+    std::string present = "present_" + name.substr(5);
+    int out = indexOf(producer.outputNames, present);
+    if (out < 0)
+      return Status::error("entry '" + producer.name + "' has no output '" +
+                           present + "' for input '" + name + "' of '" +
+                           consumer.name + "'");
+    wiring.push_back(out);
+  }
+  return wiring;
+}
 
 Status checkDecoderPlan(const Plan &plan, const GenerationOptions &options) {
   return findEntries(plan, options).status();

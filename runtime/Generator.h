@@ -64,6 +64,13 @@ using TokenCallback = std::function<bool(int32_t id)>;
 Expected<int64_t> contextLength(const Plan &plan,
                                 const GenerationOptions &options);
 
+/// The cache convention shared by the generation loops: for each input of
+/// `consumer`, the index of the output of `producer` that feeds it —
+/// `past_X` is fed `present_X` — or -1 for an input that is not a cache
+/// input. Fails when a `past_X` has no `present_X` to come from.
+Expected<std::vector<int>> cacheWiring(const PlanEntry &consumer,
+                                       const PlanEntry &producer);
+
 /// Whether a prompt of `promptLength` tokens plus options.maxNewTokens new
 /// ones fits the context (contextLength); the error says by how much not.
 Status checkGenerationLength(const Plan &plan, size_t promptLength,

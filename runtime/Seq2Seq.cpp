@@ -2,8 +2,11 @@
 
 #include "runtime/Seq2Seq.h"
 
+#include "runtime/Generator.h"
+
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace tfc::rt {
 
@@ -31,7 +34,33 @@ struct Entries {
   const PlanEntry *encode = nullptr;
   const PlanEntry *decode = nullptr;
   int64_t vocab = 0;
+  // The cached path, when the model has it.
+  const PlanEntry *start = nullptr;
+  const PlanEntry *step = nullptr;
+  std::vector<int> fromStart, fromStep;
 };
+
+/// The cached entries of `options`, if the plan has both.
+Status findCachedEntries(const Plan &plan, const Seq2SeqOptions &options,
+                         Entries &e) {
+  if (options.noCache)
+    return Status::success();
+  e.start = plan.findEntry(options.startEntry);
+  e.step = plan.findEntry(options.stepEntry);
+  if (!e.start || !e.step) {
+    e.start = e.step = nullptr;
+    return Status::success();
+  }
+  Expected<std::vector<int>> a = cacheWiring(*e.step, *e.start);
+  if (!a)
+    return a.status();
+  Expected<std::vector<int>> b = cacheWiring(*e.step, *e.step);
+  if (!b)
+    return b.status();
+  e.fromStart = a.take();
+  e.fromStep = b.take();
+  return Status::success();
+}
 
 Expected<Entries> findEntries(const Plan &plan, const Seq2SeqOptions &options) {
   Entries e;
@@ -51,6 +80,7 @@ Expected<Entries> findEntries(const Plan &plan, const Seq2SeqOptions &options) {
       return Status::error("entry '" + e.decode->name + "': input '" + name +
                            "' cannot be derived (tgt, memory, src_mask, "
                            "tgt_mask can)");
+  TFC_RT_RETURN_IF_ERROR(findCachedEntries(plan, options, e));
   if (e.decode->outputNames.empty() || e.decode->outputNames[0] != "logits")
     return Status::error("entry '" + e.decode->name +
                          "' must return 'logits' first");
@@ -86,18 +116,28 @@ Expected<Tensor> maskFor(const PlanEntry &entry, size_t input, int64_t src,
   return mask;
 }
 
+/// The outputs of the cached step a beam continues from, and which of
+/// them feeds each input of the next step (cacheWiring).
+struct CacheFeed {
+  const std::vector<Tensor> *outputs = nullptr;
+  const std::vector<int> *wiring = nullptr;
+};
+
 /// The inputs of `entry` for one sequence, by name.
 Expected<std::vector<Tensor>> inputsFor(const PlanEntry &entry,
                                         const std::vector<int32_t> &src,
                                         const std::vector<int32_t> &tgt,
-                                        const Tensor *memory) {
+                                        const Tensor *memory,
+                                        CacheFeed cache = {}) {
   int64_t s = static_cast<int64_t>(src.size());
   int64_t t = static_cast<int64_t>(tgt.size());
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < entry.inputNames.size(); ++i) {
     const std::string &name = entry.inputNames[i];
+    int fed = cache.wiring ? (*cache.wiring)[i] : -1;
     Expected<Tensor> value =
-        name == "src"   ? Tensor::fromI32({1, s}, src)
+        fed >= 0        ? (*cache.outputs)[static_cast<size_t>(fed)].clone()
+        : name == "src" ? Tensor::fromI32({1, s}, src)
         : name == "tgt" ? Tensor::fromI32({1, t}, tgt)
         : name == "memory" && memory ? memory->clone()
                                      : maskFor(entry, i, s, t);
@@ -114,6 +154,17 @@ Status checkSeq2SeqPlan(const Plan &plan, const Seq2SeqOptions &options) {
   return findEntries(plan, options).status();
 }
 
+Expected<std::vector<std::string>> seq2seqEntries(const Plan &plan,
+                                                  const Seq2SeqOptions &options) {
+  Expected<Entries> e = findEntries(plan, options);
+  if (!e)
+    return e.status();
+  if (e->start)
+    return std::vector<std::string>{e->encode->name, e->start->name,
+                                    e->step->name};
+  return std::vector<std::string>{e->encode->name, e->decode->name};
+}
+
 Expected<Seq2SeqLimits> seq2seqLimits(const Plan &plan,
                                       const Seq2SeqOptions &options) {
   Expected<Entries> e = findEntries(plan, options);
@@ -122,6 +173,93 @@ Expected<Seq2SeqLimits> seq2seqLimits(const Plan &plan,
   return Seq2SeqLimits{symbolBound(*e->encode, "src_seq"),
                        symbolBound(*e->decode, "tgt_seq"), e->vocab};
 }
+
+namespace {
+
+/// The decoder side of one search: runs the decoder for a beam and keeps,
+/// in the cached mode, every live beam's cache.
+class BeamDecoder {
+public:
+  BeamDecoder(Executor &executor, const Entries &e,
+              const std::vector<int32_t> &source, const Tensor &memory,
+              int32_t startId)
+      : executor(executor), e(e), source(source), memory(memory),
+        startId(startId) {}
+
+  Status step(const BeamStep &beams, std::vector<float> &logProbs);
+
+private:
+  /// A step's outputs, and the wiring from them to decode_step's inputs.
+  struct Cache {
+    std::vector<Tensor> outputs;
+    const std::vector<int> *wiring = nullptr;
+  };
+
+  Expected<std::shared_ptr<Cache>> run(const BeamStep &beams, size_t b);
+
+  Executor &executor;
+  const Entries &e;
+  const std::vector<int32_t> &source;
+  const Tensor &memory;
+  int32_t startId;
+  std::vector<std::shared_ptr<Cache>> caches; // by row of the last step
+};
+
+/// Beam b's decoder run: the whole target without a cache; else the start
+/// token (first step) or the newest token over its parent's cache.
+Expected<std::shared_ptr<BeamDecoder::Cache>>
+BeamDecoder::run(const BeamStep &beams, size_t b) {
+  const std::vector<int32_t> &tokens = beams.tokens[b];
+  const PlanEntry *entry = e.decode;
+  std::vector<int32_t> target = {startId};
+  CacheFeed feed;
+  auto cache = std::make_shared<Cache>();
+  if (!e.start) {
+    target.insert(target.end(), tokens.begin(), tokens.end());
+  } else if (beams.step == 0) {
+    entry = e.start;
+    cache->wiring = &e.fromStart;
+  } else {
+    const Cache &parent = *caches[static_cast<size_t>(beams.parents[b])];
+    entry = e.step;
+    target = {tokens.back()};
+    feed = CacheFeed{&parent.outputs, parent.wiring};
+    cache->wiring = &e.fromStep;
+  }
+  Expected<std::vector<Tensor>> inputs =
+      inputsFor(*entry, source, target, &memory, feed);
+  if (!inputs)
+    return inputs.status();
+  Expected<std::vector<Tensor>> out = executor.run(entry->name, *inputs);
+  if (!out)
+    return out.status();
+  cache->outputs = out.take();
+  return cache;
+}
+
+Status BeamDecoder::step(const BeamStep &beams, std::vector<float> &logProbs) {
+  const size_t vocab = static_cast<size_t>(e.vocab);
+  std::vector<std::shared_ptr<Cache>> next(beams.tokens.size());
+  for (size_t b = 0; b < beams.tokens.size(); ++b) {
+    if (beams.step == 0 && b > 0) { // every beam is the bare start token
+      std::copy(logProbs.begin(), logProbs.begin() + vocab,
+                logProbs.begin() + b * vocab);
+      next[b] = next[0];
+      continue;
+    }
+    Expected<std::shared_ptr<Cache>> ran = run(beams, b);
+    if (!ran)
+      return ran.status();
+    next[b] = ran.take();
+    const Tensor &logits = next[b]->outputs.front();
+    logSoftmax(logits.dataAs<float>() + (logits.numElements() - e.vocab),
+               vocab, logProbs.data() + b * vocab);
+  }
+  caches = std::move(next);
+  return Status::success();
+}
+
+} // namespace
 
 Expected<std::vector<BeamHypothesis>>
 generateSeq2Seq(Executor &executor, const std::vector<int32_t> &source,
@@ -137,34 +275,11 @@ generateSeq2Seq(Executor &executor, const std::vector<int32_t> &source,
       executor.run(e->encode->name, *encodeInputs);
   if (!encoded)
     return encoded.status();
-  const Tensor &memory = encoded->front();
-  const size_t vocab = static_cast<size_t>(e->vocab);
-
-  BeamStepFn step = [&](const BeamStep &beams, std::vector<float> &logProbs) {
-    for (size_t b = 0; b < beams.tokens.size(); ++b) {
-      if (beams.step == 0 && b > 0) { // every beam is the bare start token
-        std::copy(logProbs.begin(), logProbs.begin() + vocab,
-                  logProbs.begin() + b * vocab);
-        continue;
-      }
-      std::vector<int32_t> target = {options.startId};
-      target.insert(target.end(), beams.tokens[b].begin(),
-                    beams.tokens[b].end());
-      Expected<std::vector<Tensor>> inputs =
-          inputsFor(*e->decode, source, target, &memory);
-      if (!inputs)
-        return inputs.status();
-      Expected<std::vector<Tensor>> out =
-          executor.run(e->decode->name, *inputs);
-      if (!out)
-        return out.status();
-      const Tensor &logits = out->front();
-      logSoftmax(logits.dataAs<float>() + (logits.numElements() - e->vocab),
-                 vocab, logProbs.data() + b * vocab);
-    }
-    return Status::success();
-  };
-  return beamSearch(options.beam, vocab, step);
+  BeamDecoder decoder(executor, *e, source, encoded->front(), options.startId);
+  return beamSearch(options.beam, static_cast<size_t>(e->vocab),
+                    [&](const BeamStep &beams, std::vector<float> &logProbs) {
+                      return decoder.step(beams, logProbs);
+                    });
 }
 
 } // namespace tfc::rt

@@ -6,12 +6,21 @@
 //   encode(src: i32[1, S], src_mask?)                     -> memory
 //   decode(tgt: i32[1, T], memory, src_mask?, tgt_mask?)  -> logits [1, T, V]
 //
-// The source is encoded once. Each step runs `decode` on every live beam's
-// target (the start token and the tokens so far) with batch 1, so models
-// whose outputs depend on the batch index (the seed Transformer's positional
-// encoding) score every beam as they would a single sequence. Masks are
-// derived: `src_mask` all true in the declared rank ([1, S] or
-// [1, 1, 1, S]), `tgt_mask` causal ([1, 1, T, T]).
+// The source is encoded once. Each step runs the decoder for every live beam
+// with batch 1, so models whose outputs depend on the batch index (the seed
+// Transformer's positional encoding) score every beam as they would a single
+// sequence. Masks are derived: `src_mask` all true in the declared rank
+// ([1, S] or [1, 1, 1, S]), `tgt_mask` causal ([1, 1, T, T]).
+//
+// With a key/value cache, when the model has these entries (the cache
+// follows Generator.h's convention, `past_X` fed from `present_X`):
+//
+//   decode_start(tgt, memory, ...)          -> logits, present_k, present_v
+//   decode_step(tgt: [1, 1], memory, ..., past_k, past_v) -> the same
+//
+// the start token runs once, then each beam feeds only its newest token and
+// the cache of the beam it extends. Without them, `decode` runs on each
+// beam's whole target every step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +41,10 @@ struct Seq2SeqOptions {
   int32_t startId = 1;
   std::string encodeEntry = "encode";
   std::string decodeEntry = "decode";
+  std::string startEntry = "decode_start";
+  std::string stepEntry = "decode_step";
+  /// Run `decode` on whole targets even when the cached entries exist.
+  bool noCache = false;
 };
 
 /// Whether `plan` has the entries and inputs seq2seq generation needs.
@@ -46,6 +59,10 @@ struct Seq2SeqLimits {
 };
 Expected<Seq2SeqLimits> seq2seqLimits(const Plan &plan,
                                       const Seq2SeqOptions &options);
+
+/// The entries the search runs (encode, and decode or the cached pair).
+Expected<std::vector<std::string>> seq2seqEntries(const Plan &plan,
+                                                  const Seq2SeqOptions &options);
 
 /// Finished hypotheses, best first (tokens exclude the start token).
 Expected<std::vector<BeamHypothesis>>

@@ -228,7 +228,13 @@ int runSeq2Seq(GenerateOptions &options, const TextStream &text) {
     llvm::errs() << "error: " << checked.message() << "\n";
     return 1;
   }
-  compile.entries = {options.seq2seq.encodeEntry, options.seq2seq.decodeEntry};
+  rt::Expected<std::vector<std::string>> entries =
+      rt::seq2seqEntries(model->plan(), options.seq2seq);
+  if (!entries) {
+    llvm::errs() << "error: " << entries.message() << "\n";
+    return 1;
+  }
+  compile.entries = *entries;
   if (!buildKernels(*model, compile))
     return 1;
   std::optional<rt::Executor> executor = makeExecutor(*model, options.weights);
@@ -354,6 +360,10 @@ CommandRunner driver::registerGenerateCommand(CLI::App &app) {
   command->add_option("--start-id", options->seq2seq.startId,
                       "Encoder-decoder models: the decoder's start token")
       ->default_val(1);
+  command->add_flag("--no-kv-cache", options->seq2seq.noCache,
+                    "Encoder-decoder models: run the decoder on the whole "
+                    "target every step (default: decode_start/decode_step "
+                    "with a key/value cache when the model has them)");
   command->add_option("--beams", options->seq2seq.beam.numBeams,
                       "Encoder-decoder models: beams (1: greedy)")
       ->default_val(1);
