@@ -10,9 +10,15 @@
 
 #include "codegen/AotDump.h"
 
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace Halide::Internal {
 // Exported by libHalide14 (Pipeline::print_loop_nest prints it to stderr)
@@ -177,6 +183,51 @@ void printFunction(std::ostream &os, const Function &f, bool isOutput) {
   }
 }
 
+llvm::Error systemError(const std::string &what, int error) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 what + ": " + std::strerror(error));
+}
+
+/// Everything written to a pipe's read end `fd` until end of file.
+void drainPipe(int fd, std::string &text, int &error) {
+  char chunk[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n > 0) {
+      text.append(chunk, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    error = n < 0 ? errno : 0;
+    return;
+  }
+}
+
+/// Calls `write(path)`, where `path` ("/proc/self/fd/N") names the write end
+/// of a pipe, and returns what was written there. For Halide outputs that
+/// Halide only writes to a named file (and without checking the writes): a
+/// pipe has no size limit and no disk to fill, and a thread drains it while
+/// Halide writes.
+llvm::Expected<std::string>
+captureNamedOutput(const std::function<llvm::Error(const std::string &)> &write) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return systemError("cannot create a pipe", errno);
+  std::string text;
+  int readError = 0;
+  std::thread reader(drainPipe, fds[0], std::ref(text), std::ref(readError));
+  llvm::Error err = write("/proc/self/fd/" + std::to_string(fds[1]));
+  ::close(fds[1]); // the reader sees end of file once Halide closed its end
+  reader.join();
+  ::close(fds[0]);
+  if (err)
+    return std::move(err);
+  if (readError)
+    return systemError("cannot read Halide's output", readError);
+  return text;
+}
+
 } // namespace
 
 std::string describeArguments(const Kernel &kernel) {
@@ -215,6 +266,29 @@ llvm::Expected<std::string> describePipeline(const Kernel &kernel) {
                                    kernel.name + ": " +
                                        llvm::toString(std::move(err)));
   return text;
+}
+
+llvm::Expected<std::string> stmtHtml(const Kernel &kernel,
+                                     const Halide::Target &target) {
+  installHalideErrorHandlers();
+  llvm::Expected<Halide::Module> module = compileToModule(kernel, target);
+  if (!module)
+    return module.takeError();
+  llvm::Expected<std::string> html =
+      captureNamedOutput([&](const std::string &path) {
+        return withHalideErrors([&] { print_to_html(path, *module); });
+      });
+  if (!html)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   kernel.name + ": " +
+                                       llvm::toString(html.takeError()));
+  // Halide does not report a file it could not open; the page always ends
+  // with its closing tag.
+  if (llvm::StringRef(*html).rtrim().ends_with("</body>"))
+    return html;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 kernel.name +
+                                     ": Halide wrote an incomplete HTML page");
 }
 
 llvm::Expected<std::string> cSource(const Kernel &kernel,

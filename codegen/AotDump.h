@@ -29,6 +29,13 @@ llvm::Expected<std::string> describePipeline(const Kernel &kernel);
 llvm::Expected<std::string> cSource(const Kernel &kernel,
                                     const Halide::Target &target);
 
+/// Halide's HTML statement view of the kernel (what a stmt_html output file
+/// holds), produced in memory: Halide writes it to a pipe that tfc drains,
+/// so no file exists whose failed write Halide would not notice, and the
+/// caller writes the result with rt::AtomicFileWriter.
+llvm::Expected<std::string> stmtHtml(const Kernel &kernel,
+                                     const Halide::Target &target);
+
 /// "in0: float32[3], in1: float32[2] -> matmul_3: float32[3]".
 std::string describeArguments(const Kernel &kernel);
 

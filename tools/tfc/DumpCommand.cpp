@@ -32,6 +32,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 using namespace tfc;
 using namespace tfc::driver;
 
@@ -51,6 +54,28 @@ struct DumpOptions {
 bool isKernelStage(const std::string &emit) {
   return emit == "halide" || emit == "stmt" || emit == "stmt-html" ||
          emit == "c";
+}
+
+/// A kernel's --emit=stmt-html file, built in memory.
+struct HtmlPage {
+  std::string path;
+  std::string signature;
+  std::string text;
+};
+
+/// Writes each page atomically, once all were built: a kernel that fails
+/// to compile leaves every existing file as it was.
+int writePages(const std::vector<HtmlPage> &pages, llvm::raw_ostream &os) {
+  for (const HtmlPage &page : pages) {
+    rt::Status written = rt::writeFileAtomically(page.path, page.text.data(),
+                                                 page.text.size());
+    if (!written.ok()) {
+      llvm::errs() << "error: " << written.message() << "\n";
+      return 1;
+    }
+    os << "wrote " << page.path << "  (" << page.signature << ")\n";
+  }
+  return 0;
 }
 
 /// One section per kernel; stmt-html writes files instead.
@@ -88,6 +113,7 @@ int dumpKernels(const DumpOptions &options, Session &session,
     for (const rt::PlanStep &step : entry.steps)
       ++uses[static_cast<size_t>(step.kernel)][entry.name];
 
+  std::vector<HtmlPage> pages;
   bool found = options.kernel.empty();
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const rt::PlanKernel &info = plan.kernels[i];
@@ -103,14 +129,14 @@ int dumpKernels(const DumpOptions &options, Session &session,
       return 1;
     }
     if (html) {
-      std::string path = options.output + "/" + info.name + ".stmt.html";
-      if (llvm::Error err = codegen::compileToFiles(
-              *kernel, target.with_feature(Halide::Target::NoRuntime),
-              {{Halide::OutputFileType::stmt_html, path}})) {
-        llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+      llvm::Expected<std::string> page = codegen::stmtHtml(
+          *kernel, target.with_feature(Halide::Target::NoRuntime));
+      if (!page) {
+        llvm::errs() << "error: " << llvm::toString(page.takeError()) << "\n";
         return 1;
       }
-      os << "wrote " << path << "  (" << info.signature << ")\n";
+      pages.push_back({options.output + "/" + info.name + ".stmt.html",
+                       info.signature, std::move(*page)});
       continue;
     }
 
@@ -144,7 +170,7 @@ int dumpKernels(const DumpOptions &options, Session &session,
     llvm::errs() << "\n";
     return 1;
   }
-  return 0;
+  return writePages(pages, os);
 }
 
 /// Writes `text` to stdout ("-") or atomically to `path`; prints errors.
