@@ -251,7 +251,10 @@ int runSeq2Seq(GenerateOptions &options, const TextStream &text) {
 }
 
 int runGenerate(GenerateOptions &options) {
-  rt::Status valid = rt::validateSamplerOptions(options.generation.sampler);
+  rt::Status valid =
+      options.generation.maxNewTokens >= 1
+          ? rt::validateSamplerOptions(options.generation.sampler)
+          : rt::Status::error("-n/--max-new-tokens must be at least 1");
   if (!valid.ok()) {
     llvm::errs() << "error: " << valid.message() << "\n";
     return 1;
