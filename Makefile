@@ -45,6 +45,7 @@ demo: build
 	$(TFC) info examples/gpt2/gpt2-small.tfm --batch 1 --seq 128
 	$(TFC) dump --emit=ir-fused --fusion-report examples/gpt2/gpt2-small.tfm -o $(BUILD)/gpt2-small.fused.mlir
 	$(TFC) run examples/gpt2/gpt2-small.tfm --random-weights --seed 1 --ids 464,3139,286,4881,318
+	$(TFC) generate examples/gpt2/gpt2-small.tfm --random-weights --ids 464,3139,286,4881,318 -n 24 --greedy
 
 clean:
 	rm -rf $(BUILD) build-fuzz
