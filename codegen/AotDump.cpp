@@ -291,6 +291,39 @@ llvm::Expected<std::string> stmtHtml(const Kernel &kernel,
                                      ": Halide wrote an incomplete HTML page");
 }
 
+llvm::Expected<std::string> ptxSource(const Kernel &kernel,
+                                      const Halide::Target &target) {
+  installHalideErrorHandlers();
+  if (!target.has_feature(Halide::Target::CUDA))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   kernel.name +
+                                       ": PTX needs a target with CUDA");
+  llvm::Expected<Halide::Module> module = compileToModule(kernel, target);
+  if (!module)
+    return module.takeError();
+  // Lowering compiles the device code (CodeGen_PTX_Dev) into a uint8
+  // buffer named "<function>_gpu_source_kernels", the PTX text followed by
+  // a terminating NUL, which halide_cuda_initialize_kernels loads.
+  std::string text;
+  if (llvm::Error err = withHalideErrors([&] {
+        for (const Halide::Buffer<void> &buffer : module->buffers()) {
+          if (!llvm::StringRef(buffer.name()).ends_with("_gpu_source_kernels"))
+            continue;
+          const char *bytes = static_cast<const char *>(buffer.data());
+          size_t size = buffer.size_in_bytes();
+          while (size > 0 && bytes[size - 1] == '\0')
+            --size;
+          text.append(bytes, size);
+          if (!text.empty() && text.back() != '\n')
+            text += '\n';
+        }
+      }))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   kernel.name + ": " +
+                                       llvm::toString(std::move(err)));
+  return text;
+}
+
 llvm::Expected<std::string> cSource(const Kernel &kernel,
                                     const Halide::Target &target) {
   installHalideErrorHandlers();

@@ -36,6 +36,15 @@ llvm::Expected<std::string> cSource(const Kernel &kernel,
 llvm::Expected<std::string> stmtHtml(const Kernel &kernel,
                                      const Halide::Target &target);
 
+/// The PTX Halide generates for the kernel's GPU loops with a CUDA target
+/// (`tfc dump --emit=ptx`): the `<name>_gpu_source_kernels` buffer that
+/// Halide embeds in the lowered module and hands to the CUDA driver at run
+/// time, as text (one PTX module: every GPU loop of the kernel is one
+/// `.entry`). Empty when the kernel has no loop on the GPU. `target` must
+/// have the CUDA feature.
+llvm::Expected<std::string> ptxSource(const Kernel &kernel,
+                                      const Halide::Target &target);
+
 /// "in0: float32[3], in1: float32[2] -> matmul_3: float32[3]".
 std::string describeArguments(const Kernel &kernel);
 

@@ -24,6 +24,10 @@ config.substitutions.append(("%minilm", minilm))
 if os.path.exists(os.path.join(minilm, "model.safetensors")):
     config.available_features.add("minilm")
 
+# The CUDA toolkit's PTX assembler (tests/lit/cuda: offline checks, no GPU).
+if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    config.available_features.add("ptxas")
+
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()

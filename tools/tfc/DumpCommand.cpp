@@ -10,6 +10,9 @@
 //   --emit=stmt       Halide's lowered statement (what .stmt files show)
 //   --emit=stmt-html  Halide's HTML statement view, a file per kernel in -o
 //   --emit=c          the C++ source Halide's C backend writes (tfc emit)
+//   --emit=ptx        the PTX of the kernel's GPU loops (CUDA schedules,
+//                     compute capability 8.0); -o DIR writes NAME.ptx files
+//                     that ptxas assembles one by one
 // --target picks the schedules (host or cuda); --kernel narrows to one.
 //
 //===----------------------------------------------------------------------===//
@@ -53,11 +56,12 @@ struct DumpOptions {
 
 bool isKernelStage(const std::string &emit) {
   return emit == "halide" || emit == "stmt" || emit == "stmt-html" ||
-         emit == "c";
+         emit == "c" || emit == "ptx";
 }
 
-/// A kernel's --emit=stmt-html file, built in memory.
-struct HtmlPage {
+/// A kernel's --emit=stmt-html (or --emit=ptx -o DIR) file, built in
+/// memory.
+struct KernelFile {
   std::string path;
   std::string signature;
   std::string text;
@@ -65,8 +69,8 @@ struct HtmlPage {
 
 /// Writes each page atomically, once all were built: a kernel that fails
 /// to compile leaves every existing file as it was.
-int writePages(const std::vector<HtmlPage> &pages, llvm::raw_ostream &os) {
-  for (const HtmlPage &page : pages) {
+int writePages(const std::vector<KernelFile> &pages, llvm::raw_ostream &os) {
+  for (const KernelFile &page : pages) {
     rt::Status written = rt::writeFileAtomically(page.path, page.text.data(),
                                                  page.text.size());
     if (!written.ok()) {
@@ -76,6 +80,15 @@ int writePages(const std::vector<HtmlPage> &pages, llvm::raw_ostream &os) {
     os << "wrote " << page.path << "  (" << page.signature << ")\n";
   }
   return 0;
+}
+
+/// --emit=ptx -o DIR: one file per kernel in a folder (an existing one, or a
+/// path ending in '/'), rather than all sections in one file.
+bool ptxToFolder(const DumpOptions &options) {
+  if (options.emit != "ptx" || options.output == "-")
+    return false;
+  return llvm::StringRef(options.output).ends_with("/") ||
+         llvm::sys::fs::is_directory(options.output);
 }
 
 /// One section per kernel; stmt-html writes files instead.
@@ -88,11 +101,15 @@ int dumpKernels(const DumpOptions &options, Session &session,
     return 1;
   }
   const rt::Plan &plan = built->plan;
+  // PTX exists only for the CUDA schedules.
   Halide::Target target =
-      options.target == "cuda" ? codegen::cudaTarget() : codegen::hostTarget();
+      options.target == "cuda" || options.emit == "ptx"
+          ? codegen::cudaTarget()
+          : codegen::hostTarget();
 
   bool html = options.emit == "stmt-html";
-  if (html) {
+  bool ptxFiles = ptxToFolder(options);
+  if (html || ptxFiles) {
     if (options.output == "-") {
       llvm::errs() << "error: --emit=stmt-html writes one file per kernel: "
                       "give the folder with -o DIR\n";
@@ -113,7 +130,7 @@ int dumpKernels(const DumpOptions &options, Session &session,
     for (const rt::PlanStep &step : entry.steps)
       ++uses[static_cast<size_t>(step.kernel)][entry.name];
 
-  std::vector<HtmlPage> pages;
+  std::vector<KernelFile> pages;
   bool found = options.kernel.empty();
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const rt::PlanKernel &info = plan.kernels[i];
@@ -139,6 +156,23 @@ int dumpKernels(const DumpOptions &options, Session &session,
                        info.signature, std::move(*page)});
       continue;
     }
+    if (ptxFiles) {
+      llvm::Expected<std::string> ptx = codegen::ptxSource(
+          *kernel, target.with_feature(Halide::Target::NoRuntime));
+      if (!ptx) {
+        llvm::errs() << "error: " << llvm::toString(ptx.takeError()) << "\n";
+        return 1;
+      }
+      if (ptx->empty()) {
+        os << "no GPU code in " << info.name << "  (" << info.signature
+           << ")\n";
+        continue;
+      }
+      llvm::SmallString<128> path(options.output);
+      llvm::sys::path::append(path, info.name + ".ptx");
+      pages.push_back({std::string(path), info.signature, std::move(*ptx)});
+      continue;
+    }
 
     os << "// ===== kernel " << info.name << ": " << info.signature << "\n"
        << "// used by";
@@ -150,6 +184,9 @@ int dumpKernels(const DumpOptions &options, Session &session,
     os << "; target " << target.to_string() << "\n";
     llvm::Expected<std::string> text =
         options.emit == "halide" ? codegen::describePipeline(*kernel)
+        : options.emit == "ptx"
+            ? codegen::ptxSource(
+                  *kernel, target.with_feature(Halide::Target::NoRuntime))
         : options.emit == "stmt"
             ? codegen::loweredStmt(
                   *kernel, target.with_feature(Halide::Target::NoRuntime))
@@ -212,7 +249,7 @@ int runDump(const DumpOptions &options) {
     return 1;
   }
 
-  if (options.emit == "stmt-html") {
+  if (options.emit == "stmt-html" || ptxToFolder(options)) {
     if (int rc = dumpKernels(options, *session, llvm::outs()))
       return rc;
     if (options.fusionReport)
@@ -253,7 +290,7 @@ CommandRunner driver::registerDumpCommand(CLI::App &app) {
   CLI::App *command = app.add_subcommand(
       "dump", "Print a stage of the compiler: the AST, the tfc IR (before or "
               "after fusion), or per kernel the Halide pipeline, lowered "
-              "statement or C source");
+              "statement, C source or PTX");
   addModelOptions(*command, options->model);
   addPipelineOptions(*command, options->model);
   command
@@ -263,13 +300,16 @@ CommandRunner driver::registerDumpCommand(CLI::App &app) {
                    "passes), halide (each kernel's Funcs, "
                    "schedule and loop nest), stmt (Halide's lowered "
                    "statement), stmt-html (HTML statement files, to -o DIR), "
-                   "c (Halide's C++ output)")
-      ->check(CLI::IsMember(
-          {"ast", "ir", "ir-fused", "halide", "stmt", "stmt-html", "c"}))
+                   "c (Halide's C++ output), ptx (the PTX of each kernel's "
+                   "GPU loops, CUDA schedules for sm_80; -o DIR writes "
+                   "NAME.ptx per kernel)")
+      ->check(CLI::IsMember({"ast", "ir", "ir-fused", "halide", "stmt",
+                             "stmt-html", "c", "ptx"}))
       ->default_val("ir");
   command->add_option("-o,--output", options->output,
                       "Write to this file instead of stdout (a folder for "
-                      "--emit=stmt-html)");
+                      "--emit=stmt-html; for --emit=ptx, a folder when it "
+                      "exists or ends in '/')");
   command
       ->add_option("--target", options->target,
                    "Schedules of the kernel stages: host or cuda")
