@@ -189,14 +189,17 @@ Expected<Encoding> Tokenizer::encode(std::string_view text,
       TFC_RT_RETURN_IF_ERROR(encodeText(*impl, segment.text, ids));
   }
   bool post = addSpecialTokens && impl->postProcessor.present;
-  if (truncate && impl->truncation.present) {
+  if (maxLengthOverride || (truncate && impl->truncation.present)) {
+    size_t maxLength = maxLengthOverride.value_or(impl->truncation.maxLength);
     size_t added = post ? templateLength(impl->postProcessor) : 0;
-    if (impl->truncation.maxLength < added)
-      return Status::error(impl->name + ": field 'truncation.max_length': " +
-                           std::to_string(impl->truncation.maxLength) +
-                           " leaves no room for the " + std::to_string(added) +
-                           " special tokens");
-    size_t keep = impl->truncation.maxLength - added;
+    if (maxLength < added)
+      return Status::error(impl->name +
+                           (maxLengthOverride
+                                ? std::string(": max length ")
+                                : std::string(": field 'truncation.max_length': ")) +
+                           std::to_string(maxLength) + " leaves no room for the " +
+                           std::to_string(added) + " special tokens");
+    size_t keep = maxLength - added;
     if (ids.size() > keep)
       ids.erase(impl->truncation.left ? ids.begin() : ids.begin() + keep,
                 impl->truncation.left ? ids.end() - keep : ids.end());
@@ -276,7 +279,7 @@ bool Tokenizer::isSpecial(int32_t id) const {
 }
 
 bool Tokenizer::hasTruncation() const {
-  return truncate && impl->truncation.present;
+  return maxLengthOverride || (truncate && impl->truncation.present);
 }
 
 bool Tokenizer::hasPadding() const { return pad && impl->padding.present; }

@@ -96,6 +96,10 @@ public:
 
   /// Like HF's no_truncation() / no_padding(): ignore the file's sections.
   void disableTruncation() { truncate = false; }
+  /// Like HF's enable_truncation(max_length): truncate to `maxLength` ids
+  /// (special tokens included), whatever the file declares. sentence-
+  /// transformers sets its own max_seq_length this way.
+  void setMaxLength(size_t maxLength) { maxLengthOverride = maxLength; }
   void disablePadding() { pad = false; }
   bool hasTruncation() const;
   bool hasPadding() const;
@@ -110,6 +114,7 @@ private:
   std::shared_ptr<const TokenizerImpl> impl;
   bool truncate = true;
   bool pad = true;
+  std::optional<size_t> maxLengthOverride;
 };
 
 } // namespace tfc::rt::tok

@@ -19,6 +19,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <fstream>
 
@@ -37,6 +41,7 @@ struct EmbedOptions {
   std::string entry;
   bool noNormalize = false;
   int64_t batchSize = 32;
+  int64_t maxLength = 0; // 0: sentence_bert_config.json's, else the file's
   std::string output;
 };
 
@@ -154,6 +159,24 @@ rt::Status writeRows(const std::string &path, const rt::Tensor &all) {
                            "'");
 }
 
+/// sentence-transformers' max_seq_length from the sentence_bert_config.json
+/// next to the tokenizer (in its folder, or the folder given), if any: the
+/// truncation sentence-transformers applies instead of the tokenizer file's.
+std::optional<int64_t> sentenceTransformersMaxLength(const std::string &path) {
+  llvm::SmallString<256> config(path);
+  if (!llvm::sys::fs::is_directory(path))
+    llvm::sys::path::remove_filename(config);
+  llvm::sys::path::append(config, "sentence_bert_config.json");
+  std::ifstream in(std::string(config.str()));
+  if (!in)
+    return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("max_seq_length") ||
+      !json["max_seq_length"].is_number_integer())
+    return std::nullopt;
+  return json["max_seq_length"].get<int64_t>();
+}
+
 /// Tokenizes every text; prints errors.
 std::optional<std::vector<rt::tok::Encoding>>
 encodeAll(const rt::tok::Tokenizer &tokenizer,
@@ -185,6 +208,11 @@ int runEmbed(const EmbedOptions &options) {
     return 1;
   }
   tokenizer->disablePadding(); // batches are padded here, to their longest
+  std::optional<int64_t> maxLength =
+      options.maxLength > 0 ? std::optional<int64_t>(options.maxLength)
+                            : sentenceTransformersMaxLength(options.tokenizer);
+  if (maxLength)
+    tokenizer->setMaxLength(static_cast<size_t>(*maxLength));
   std::optional<std::vector<rt::tok::Encoding>> encodings =
       encodeAll(*tokenizer, *texts);
   if (!encodings)
@@ -277,6 +305,10 @@ CommandRunner driver::registerEmbedCommand(CLI::App &app) {
   command->add_flag("--no-normalize", options->noNormalize,
                     "Keep the pooled vectors' length (entries that return "
                     "token states)");
+  command->add_option("--max-length", options->maxLength,
+                      "Truncate texts to this many tokens (default: "
+                      "sentence_bert_config.json's max_seq_length next to "
+                      "the tokenizer, else the tokenizer file's truncation)");
   command->add_option("--batch-size", options->batchSize,
                       "Texts per run of the model")
       ->default_val(32);
