@@ -785,606 +785,704 @@ MaybeValue ElaboratorImpl::indexTensor(const TensorValue &x,
   return reshape(current, shape, at);
 }
 
-//===----------------------------------------------------------------------===//
-// The builtin table
-//===----------------------------------------------------------------------===//
+namespace {
 
-MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call,
-                                       bool &found) {
-  found = true;
-  const std::string &f = call.callee;
-  SourceLoc at = call.getLoc();
-  mlir::Builder b(&context);
-  auto req = [](const char *name) { return ArgSpec{name, std::nullopt}; };
-  auto opt = [](const char *name, Value v) { return ArgSpec{name, v}; };
-  auto tensorArg = [&](const Value &v, const char *name) {
-    return expectTensor(v, "argument '" + std::string(name) + "' of `" + f + "`",
-                        at);
-  };
+ArgSpec req(const char *name) { return ArgSpec{name, std::nullopt}; }
+ArgSpec opt(const char *name, Value v) { return ArgSpec{name, v}; }
 
-  // Elementwise unary functions.
+/// Elementwise unary functions.
+const std::map<std::string, std::string> &unaryOps() {
   static const std::map<std::string, std::string> unary = {
-      {"exp", "tfc.exp"},         {"log", "tfc.log"},
-      {"sqrt", "tfc.sqrt"},       {"rsqrt", "tfc.rsqrt"},
-      {"tanh", "tfc.tanh"},       {"erf", "tfc.erf"},
-      {"sigmoid", "tfc.sigmoid"}, {"relu", "tfc.relu"},
-      {"silu", "tfc.silu"},       {"gelu", "tfc.gelu"},
-      {"sin", "tfc.sin"},         {"cos", "tfc.cos"},
+      {"exp", "tfc.exp"},         {"log", "tfc.log"},   {"sqrt", "tfc.sqrt"},
+      {"rsqrt", "tfc.rsqrt"},     {"tanh", "tfc.tanh"}, {"erf", "tfc.erf"},
+      {"sigmoid", "tfc.sigmoid"}, {"relu", "tfc.relu"}, {"silu", "tfc.silu"},
+      {"gelu", "tfc.gelu"},       {"sin", "tfc.sin"},   {"cos", "tfc.cos"},
       {"gelu_tanh", "tfc.gelu"},  {"neg", "tfc.neg"}};
-  auto geluAttrs = [&](const std::string &kind) {
+  return unary;
+}
+
+/// One call of a builtin: the callee's name and location, and one handler
+/// per builtin (or per family of builtins spelled alike), chosen by the
+/// table in ElaboratorImpl::callBuiltin.
+class BuiltinCall {
+public:
+  BuiltinCall(ElaboratorImpl &E, const ast::CallExpr &call)
+      : E(E), call(call), f(call.callee), at(call.getLoc()), b(&E.context) {}
+
+  // Elementwise and math.
+  MaybeValue callUnary();
+  MaybeValue callActivation();
+  MaybeValue callPowMaxMin();
+  MaybeValue callWhere();
+  MaybeValue callCast();
+
+  // Linear algebra and reductions.
+  MaybeValue callMatmul();
+  MaybeValue callLinear();
+  MaybeValue callReduction();
+
+  // Shapes.
+  MaybeValue callTranspose();
+  MaybeValue callPermute();
+  MaybeValue callReshape();
+  MaybeValue callDim();
+
+  // Data movement.
+  MaybeValue callSplit();
+  MaybeValue callConcatOrStack();
+  MaybeValue callGather();
+
+  // Normalization and attention helpers.
+  MaybeValue callSoftmax();
+  MaybeValue callNorm();
+  MaybeValue callPositions();
+  MaybeValue callCausalMask();
+
+private:
+  const TensorValue *tensorArg(const Value &v, const char *name) {
+    return E.expectTensor(
+        v, "argument '" + std::string(name) + "' of `" + f + "`", at);
+  }
+  std::vector<mlir::NamedAttribute> geluAttrs(const std::string &kind) {
     return std::vector<mlir::NamedAttribute>{b.getNamedAttr(
         "approximate", b.getStringAttr(kind == "gelu_tanh" ? "tanh" : "none"))};
-  };
-  if (auto it = unary.find(f); it != unary.end()) {
-    auto args = bindArgs(call, {req("x")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::vector<mlir::NamedAttribute> attrs;
-    if (it->second == "tfc.gelu")
-      attrs = geluAttrs(f);
-    return unaryOp(it->second, *x, at, f, attrs);
   }
 
-  if (f == "activation") {
-    auto args = bindArgs(call, {req("x"), req("kind")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    const Value &kind = (*args)[1];
-    static const std::map<std::string, std::string> kinds = {
-        {"relu", "tfc.relu"},
-        {"gelu", "tfc.gelu"},
-        {"gelu_tanh", "tfc.gelu"},
-        {"gelu_new", "tfc.gelu"},
-        {"silu", "tfc.silu"},
-        {"swish", "tfc.silu"},
-        {"identity", ""}};
-    auto k = kind.is(Value::Kind::Enum) || kind.is(Value::Kind::Str)
-                 ? kinds.find(kind.getStr())
-                 : kinds.end();
-    if (k == kinds.end()) {
-      diags.error(call.args.size() > 1 ? call.args[1].loc : at,
+  ElaboratorImpl &E;
+  const ast::CallExpr &call;
+  const std::string &f;
+  SourceLoc at;
+  mlir::Builder b;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementwise and math
+//===----------------------------------------------------------------------===//
+
+MaybeValue BuiltinCall::callUnary() {
+  auto it = unaryOps().find(f);
+  auto args = E.bindArgs(call, {req("x")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::vector<mlir::NamedAttribute> attrs;
+  if (it->second == "tfc.gelu")
+    attrs = geluAttrs(f);
+  return E.unaryOp(it->second, *x, at, f, attrs);
+}
+
+MaybeValue BuiltinCall::callActivation() {
+  auto args = E.bindArgs(call, {req("x"), req("kind")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  const Value &kind = (*args)[1];
+  static const std::map<std::string, std::string> kinds = {
+      {"relu", "tfc.relu"},     {"gelu", "tfc.gelu"}, {"gelu_tanh", "tfc.gelu"},
+      {"gelu_new", "tfc.gelu"}, {"silu", "tfc.silu"}, {"swish", "tfc.silu"},
+      {"identity", ""}};
+  auto k = kind.is(Value::Kind::Enum) || kind.is(Value::Kind::Str)
+               ? kinds.find(kind.getStr())
+               : kinds.end();
+  if (k == kinds.end()) {
+    E.diags.error(call.args.size() > 1 ? call.args[1].loc : at,
                   "unknown activation " + kind.str() +
                       " (relu, gelu, gelu_tanh, gelu_new, silu, swish, "
                       "identity)");
-      return std::nullopt;
-    }
-    if (k->second.empty())
-      return (*args)[0];
-    std::vector<mlir::NamedAttribute> attrs;
-    if (k->second == "tfc.gelu")
-      attrs = geluAttrs(k->first == "gelu" ? "gelu" : "gelu_tanh");
-    return unaryOp(k->second, *x, at, k->first, attrs);
+    return std::nullopt;
   }
+  if (k->second.empty())
+    return (*args)[0];
+  std::vector<mlir::NamedAttribute> attrs;
+  if (k->second == "tfc.gelu")
+    attrs = geluAttrs(k->first == "gelu" ? "gelu" : "gelu_tanh");
+  return E.unaryOp(k->second, *x, at, k->first, attrs);
+}
 
-  if (f == "matmul") {
-    auto args = bindArgs(call, {req("a"), req("b")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *a = tensorArg((*args)[0], "a");
-    const TensorValue *bt = a ? tensorArg((*args)[1], "b") : nullptr;
-    if (!bt)
-      return std::nullopt;
-    return matmul(*a, *bt, false, at, "`matmul`");
+MaybeValue BuiltinCall::callPowMaxMin() {
+  auto args = E.bindArgs(call, {req("a"), req("b")});
+  if (!args)
+    return std::nullopt;
+  const Value &l = (*args)[0], &r = (*args)[1];
+  if (!l.isTensor() && !r.isTensor()) {
+    E.diags.error(at, "`" + f + "` needs a tensor operand");
+    return std::nullopt;
   }
-
-  if (f == "linear") {
-    auto args = bindArgs(call, {req("x"), req("w"), opt("b", Value::none())});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    const TensorValue *w = x ? tensorArg((*args)[1], "w") : nullptr;
-    if (!w)
-      return std::nullopt;
-    MaybeValue y = matmul(*x, *w, /*transposeB=*/true, at, "`linear`");
-    if (!y || (*args)[2].is(Value::Kind::None))
-      return y;
-    return tensorBinary(ast::BinaryOp::Add, *y, (*args)[2], at);
+  auto asTensor = [&](const Value &v,
+                      const std::string &dt) -> std::optional<TensorValue> {
+    if (v.isTensor())
+      return v.getTensor();
+    return E.scalarConstant(v, dt, at);
+  };
+  std::string dt = l.isTensor() ? l.getTensor().dtype : r.getTensor().dtype;
+  std::optional<TensorValue> lt = asTensor(l, dt);
+  std::optional<TensorValue> rt = lt ? asTensor(r, dt) : std::nullopt;
+  if (!rt)
+    return std::nullopt;
+  if (!isFloat(lt->dtype) || !isFloat(rt->dtype)) {
+    E.diags.error(at, "`" + f + "` needs f32 tensors");
+    return std::nullopt;
   }
-
-  if (f == "pow" || f == "maximum" || f == "minimum") {
-    auto args = bindArgs(call, {req("a"), req("b")});
-    if (!args)
-      return std::nullopt;
-    const Value &l = (*args)[0], &r = (*args)[1];
-    if (!l.isTensor() && !r.isTensor()) {
-      diags.error(at, "`" + f + "` needs a tensor operand");
-      return std::nullopt;
-    }
-    auto asTensor = [&](const Value &v,
-                        const std::string &dt) -> std::optional<TensorValue> {
-      if (v.isTensor())
-        return v.getTensor();
-      return scalarConstant(v, dt, at);
-    };
-    std::string dt = l.isTensor() ? l.getTensor().dtype : r.getTensor().dtype;
-    std::optional<TensorValue> lt = asTensor(l, dt);
-    std::optional<TensorValue> rt = lt ? asTensor(r, dt) : std::nullopt;
-    if (!rt)
-      return std::nullopt;
-    if (!isFloat(lt->dtype) || !isFloat(rt->dtype)) {
-      diags.error(at, "`" + f + "` needs f32 tensors");
-      return std::nullopt;
-    }
-    std::optional<SymShape> shape = broadcast(*lt, *rt, f, at);
-    if (!shape)
-      return std::nullopt;
-    std::optional<TensorValue> result =
-        makeTensor("tfc." + f, {lt->value, rt->value}, "f32", *shape, {}, at,
+  std::optional<SymShape> shape = E.broadcast(*lt, *rt, f, at);
+  if (!shape)
+    return std::nullopt;
+  std::optional<TensorValue> result =
+      E.makeTensor("tfc." + f, {lt->value, rt->value}, "f32", *shape, {}, at,
                    "the result of `" + f + "`");
-    if (!result)
-      return std::nullopt;
-    return Value::ofTensor(*result);
-  }
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
 
-  if (f == "transpose") {
-    auto args = bindArgs(call, {req("x"), opt("a", Value::ofInt(-2)),
-                                opt("b", Value::ofInt(-1))});
-    if (!args)
+MaybeValue BuiltinCall::callWhere() {
+  auto args = E.bindArgs(
+      call, f == "where"
+                ? std::vector<ArgSpec>{req("cond"), req("a"), req("b")}
+                : std::vector<ArgSpec>{req("x"), req("mask"), req("value")});
+  if (!args)
+    return std::nullopt;
+  if (f == "where") {
+    const TensorValue *cond = tensorArg((*args)[0], "cond");
+    if (!cond)
       return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::optional<int64_t> a1 = expectInt((*args)[1], "axis", at);
-    std::optional<int64_t> a2 = a1 ? expectInt((*args)[2], "axis", at)
-                                   : std::nullopt;
-    if (!a2)
-      return std::nullopt;
-    a1 = normalizeAxis(*a1, x->shape.size(), "transpose", at);
-    a2 = a1 ? normalizeAxis(*a2, x->shape.size(), "transpose", at)
-            : std::nullopt;
-    if (!a2)
-      return std::nullopt;
-    std::vector<int64_t> perm(x->shape.size());
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm[*a1], perm[*a2]);
-    return transpose(*x, perm, at);
+    return E.whereOp(*cond, (*args)[1], (*args)[2], at, "`where`");
   }
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  const TensorValue *mask = x ? tensorArg((*args)[1], "mask") : nullptr;
+  if (!mask)
+    return std::nullopt;
+  return E.whereOp(*mask, (*args)[2], (*args)[0], at, "`masked_fill`");
+}
 
-  if (f == "permute") {
-    auto args = bindArgs(call, {req("x"), req("perm")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    if (!(*args)[1].is(Value::Kind::List)) {
-      diags.error(at, "`permute` needs a list of axes");
-      return std::nullopt;
-    }
-    std::vector<int64_t> perm;
-    for (const Value &v : (*args)[1].getList()) {
-      std::optional<int64_t> axis = expectInt(v, "a permutation entry", at);
-      if (!axis)
-        return std::nullopt;
-      perm.push_back(*axis);
-    }
-    return transpose(*x, perm, at);
+MaybeValue BuiltinCall::callCast() {
+  auto args = E.bindArgs(call, {req("x"), req("dtype")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  if (!(*args)[1].is(Value::Kind::Enum) && !(*args)[1].is(Value::Kind::Str)) {
+    E.diags.error(at, "`cast` needs an element type name, got " +
+                          (*args)[1].describe());
+    return std::nullopt;
   }
+  return E.castTo(*x, (*args)[1].getStr(), at);
+}
 
-  if (f == "reshape") {
-    auto args = bindArgs(call, {req("x"), req("shape")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    if (!(*args)[1].is(Value::Kind::List)) {
-      diags.error(at, "`reshape` needs a list of dimensions");
-      return std::nullopt;
-    }
-    SymShape shape;
-    for (const Value &v : (*args)[1].getList()) {
-      std::optional<SymDim> dim = v.asDim();
-      if (!dim) {
-        diags.error(at, "reshape dimensions must be ints or dims, got " +
-                            v.describe());
-        return std::nullopt;
-      }
-      shape.push_back(*dim);
-    }
-    if (shape.size() > ElaborationLimits::maxRank) {
-      diags.error(at, "tensors have at most 8 dimensions");
-      return std::nullopt;
-    }
-    return reshape(*x, shape, at);
+//===----------------------------------------------------------------------===//
+// Linear algebra and reductions
+//===----------------------------------------------------------------------===//
+
+MaybeValue BuiltinCall::callMatmul() {
+  auto args = E.bindArgs(call, {req("a"), req("b")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *a = tensorArg((*args)[0], "a");
+  const TensorValue *bt = a ? tensorArg((*args)[1], "b") : nullptr;
+  if (!bt)
+    return std::nullopt;
+  return E.matmul(*a, *bt, false, at, "`matmul`");
+}
+
+MaybeValue BuiltinCall::callLinear() {
+  auto args = E.bindArgs(call, {req("x"), req("w"), opt("b", Value::none())});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  const TensorValue *w = x ? tensorArg((*args)[1], "w") : nullptr;
+  if (!w)
+    return std::nullopt;
+  MaybeValue y = E.matmul(*x, *w, /*transposeB=*/true, at, "`linear`");
+  if (!y || (*args)[2].is(Value::Kind::None))
+    return y;
+  return E.tensorBinary(ast::BinaryOp::Add, *y, (*args)[2], at);
+}
+
+MaybeValue BuiltinCall::callReduction() {
+  auto args = E.bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1)),
+                                opt("keepdim", Value::ofBool(false))});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> axis = E.expectInt((*args)[1], "axis", at);
+  if (!axis)
+    return std::nullopt;
+  if (!(*args)[2].is(Value::Kind::Bool)) {
+    E.diags.error(at, "keepdim must be a bool");
+    return std::nullopt;
   }
+  std::string op = f == "sum"    ? "tfc.reduce_sum"
+                   : f == "mean" ? "tfc.reduce_mean"
+                                 : "tfc.reduce_max";
+  return E.reduce(op, *x, *axis, (*args)[2].getBool(), at, "`" + f + "`");
+}
 
-  if (f == "split") {
-    auto args =
-        bindArgs(call, {req("x"), req("parts"), opt("axis", Value::ofInt(-1))});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::optional<int64_t> parts = expectInt((*args)[1], "`split` parts", at);
-    std::optional<int64_t> axisIn =
-        parts ? expectInt((*args)[2], "axis", at) : std::nullopt;
-    if (!axisIn)
-      return std::nullopt;
-    std::optional<int64_t> axis =
-        normalizeAxis(*axisIn, x->shape.size(), "split", at);
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+MaybeValue BuiltinCall::callTranspose() {
+  auto args = E.bindArgs(
+      call, {req("x"), opt("a", Value::ofInt(-2)), opt("b", Value::ofInt(-1))});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> a1 = E.expectInt((*args)[1], "axis", at);
+  std::optional<int64_t> a2 =
+      a1 ? E.expectInt((*args)[2], "axis", at) : std::nullopt;
+  if (!a2)
+    return std::nullopt;
+  a1 = E.normalizeAxis(*a1, x->shape.size(), "transpose", at);
+  a2 = a1 ? E.normalizeAxis(*a2, x->shape.size(), "transpose", at)
+          : std::nullopt;
+  if (!a2)
+    return std::nullopt;
+  std::vector<int64_t> perm(x->shape.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[*a1], perm[*a2]);
+  return E.transpose(*x, perm, at);
+}
+
+MaybeValue BuiltinCall::callPermute() {
+  auto args = E.bindArgs(call, {req("x"), req("perm")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  if (!(*args)[1].is(Value::Kind::List)) {
+    E.diags.error(at, "`permute` needs a list of axes");
+    return std::nullopt;
+  }
+  std::vector<int64_t> perm;
+  for (const Value &v : (*args)[1].getList()) {
+    std::optional<int64_t> axis = E.expectInt(v, "a permutation entry", at);
     if (!axis)
       return std::nullopt;
-    const SymDim &dim = x->shape[*axis];
-    if (*parts <= 0 || !dim.isStatic() || dim.constant % *parts != 0) {
-      diags.error(at, "cannot split axis " + std::to_string(*axis) + " of " +
+    perm.push_back(*axis);
+  }
+  return E.transpose(*x, perm, at);
+}
+
+MaybeValue BuiltinCall::callReshape() {
+  auto args = E.bindArgs(call, {req("x"), req("shape")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  if (!(*args)[1].is(Value::Kind::List)) {
+    E.diags.error(at, "`reshape` needs a list of dimensions");
+    return std::nullopt;
+  }
+  SymShape shape;
+  for (const Value &v : (*args)[1].getList()) {
+    std::optional<SymDim> dim = v.asDim();
+    if (!dim) {
+      E.diags.error(at, "reshape dimensions must be ints or dims, got " +
+                            v.describe());
+      return std::nullopt;
+    }
+    shape.push_back(*dim);
+  }
+  if (shape.size() > ElaborationLimits::maxRank) {
+    E.diags.error(at, "tensors have at most 8 dimensions");
+    return std::nullopt;
+  }
+  return E.reshape(*x, shape, at);
+}
+
+MaybeValue BuiltinCall::callDim() {
+  auto args = E.bindArgs(call, {req("x"), req("axis")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> axisIn = E.expectInt((*args)[1], "axis", at);
+  std::optional<int64_t> axis =
+      axisIn ? E.normalizeAxis(*axisIn, x->shape.size(), "dim", at)
+             : std::nullopt;
+  if (!axis)
+    return std::nullopt;
+  return Value::ofDim(x->shape[*axis], DimSource{x->value, *axis});
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+MaybeValue BuiltinCall::callSplit() {
+  auto args =
+      E.bindArgs(call, {req("x"), req("parts"), opt("axis", Value::ofInt(-1))});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> parts = E.expectInt((*args)[1], "`split` parts", at);
+  std::optional<int64_t> axisIn =
+      parts ? E.expectInt((*args)[2], "axis", at) : std::nullopt;
+  if (!axisIn)
+    return std::nullopt;
+  std::optional<int64_t> axis =
+      E.normalizeAxis(*axisIn, x->shape.size(), "split", at);
+  if (!axis)
+    return std::nullopt;
+  const SymDim &dim = x->shape[*axis];
+  if (*parts <= 0 || !dim.isStatic() || dim.constant % *parts != 0) {
+    E.diags.error(at, "cannot split axis " + std::to_string(*axis) + " of " +
                           shapeToString(x->dtype, x->shape) + " into " +
                           std::to_string(*parts) + " equal parts");
-      return std::nullopt;
-    }
-    int64_t size = dim.constant / *parts;
-    std::vector<Value> pieces;
-    for (int64_t i = 0; i < *parts; ++i) {
-      MaybeValue piece = slice(*x, *axis, i * size, (i + 1) * size, at);
-      if (!piece)
-        return std::nullopt;
-      pieces.push_back(*piece);
-    }
-    return Value::ofList(std::move(pieces));
+    return std::nullopt;
   }
-
-  if (f == "concat" || f == "stack") {
-    auto args = bindArgs(call, {req("tensors"),
-                                opt("axis", Value::ofInt(f == "stack" ? 0 : -1))});
-    if (!args)
+  int64_t size = dim.constant / *parts;
+  std::vector<Value> pieces;
+  for (int64_t i = 0; i < *parts; ++i) {
+    MaybeValue piece = E.slice(*x, *axis, i * size, (i + 1) * size, at);
+    if (!piece)
       return std::nullopt;
-    if (!(*args)[0].is(Value::Kind::List)) {
-      diags.error(at, "`" + f + "` needs a list of tensors");
-      return std::nullopt;
-    }
-    std::optional<int64_t> axis = expectInt((*args)[1], "axis", at);
-    if (!axis)
-      return std::nullopt;
-    std::vector<TensorValue> parts;
-    for (const Value &v : (*args)[0].getList()) {
-      const TensorValue *t = expectTensor(v, "an element of `" + f + "`", at);
-      if (!t)
-        return std::nullopt;
-      parts.push_back(*t);
-    }
-    if (f == "stack") {
-      if (parts.empty()) {
-        diags.error(at, "`stack` needs at least one tensor");
-        return std::nullopt;
-      }
-      std::optional<int64_t> newAxis =
-          normalizeAxis(*axis, parts[0].shape.size() + 1, "stack", at);
-      if (!newAxis)
-        return std::nullopt;
-      for (TensorValue &part : parts) {
-        SymShape shape = part.shape;
-        shape.insert(shape.begin() + *newAxis, SymDim::of(1));
-        MaybeValue expanded = reshape(part, shape, at);
-        if (!expanded)
-          return std::nullopt;
-        part = expanded->getTensor();
-      }
-      return concat(parts, *newAxis, at, "`stack`");
-    }
-    return concat(parts, *axis, at, "`concat`");
+    pieces.push_back(*piece);
   }
+  return Value::ofList(std::move(pieces));
+}
 
-  if (f == "gather") {
-    auto args = bindArgs(call, {req("table"), req("ids")});
-    if (!args)
+MaybeValue BuiltinCall::callConcatOrStack() {
+  auto args = E.bindArgs(
+      call, {req("tensors"), opt("axis", Value::ofInt(f == "stack" ? 0 : -1))});
+  if (!args)
+    return std::nullopt;
+  if (!(*args)[0].is(Value::Kind::List)) {
+    E.diags.error(at, "`" + f + "` needs a list of tensors");
+    return std::nullopt;
+  }
+  std::optional<int64_t> axis = E.expectInt((*args)[1], "axis", at);
+  if (!axis)
+    return std::nullopt;
+  std::vector<TensorValue> parts;
+  for (const Value &v : (*args)[0].getList()) {
+    const TensorValue *t = E.expectTensor(v, "an element of `" + f + "`", at);
+    if (!t)
       return std::nullopt;
-    const TensorValue *table = tensorArg((*args)[0], "table");
-    const TensorValue *ids = table ? tensorArg((*args)[1], "ids") : nullptr;
-    if (!ids)
+    parts.push_back(*t);
+  }
+  if (f == "stack") {
+    if (parts.empty()) {
+      E.diags.error(at, "`stack` needs at least one tensor");
       return std::nullopt;
-    if (!isFloat(table->dtype) || table->shape.empty() || !isInt(ids->dtype)) {
-      diags.error(at, "`gather` needs an f32 table and integer ids, got " +
+    }
+    std::optional<int64_t> newAxis =
+        E.normalizeAxis(*axis, parts[0].shape.size() + 1, "stack", at);
+    if (!newAxis)
+      return std::nullopt;
+    for (TensorValue &part : parts) {
+      SymShape shape = part.shape;
+      shape.insert(shape.begin() + *newAxis, SymDim::of(1));
+      MaybeValue expanded = E.reshape(part, shape, at);
+      if (!expanded)
+        return std::nullopt;
+      part = expanded->getTensor();
+    }
+    return E.concat(parts, *newAxis, at, "`stack`");
+  }
+  return E.concat(parts, *axis, at, "`concat`");
+}
+
+MaybeValue BuiltinCall::callGather() {
+  auto args = E.bindArgs(call, {req("table"), req("ids")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *table = tensorArg((*args)[0], "table");
+  const TensorValue *ids = table ? tensorArg((*args)[1], "ids") : nullptr;
+  if (!ids)
+    return std::nullopt;
+  if (!isFloat(table->dtype) || table->shape.empty() || !isInt(ids->dtype)) {
+    E.diags.error(at, "`gather` needs an f32 table and integer ids, got " +
                           shapeToString(table->dtype, table->shape) + " and " +
                           shapeToString(ids->dtype, ids->shape));
-      return std::nullopt;
-    }
-    SymShape shape = ids->shape;
-    shape.insert(shape.end(), table->shape.begin() + 1, table->shape.end());
-    std::optional<TensorValue> result =
-        makeTensor("tfc.gather", {table->value, ids->value}, "f32", shape, {},
+    return std::nullopt;
+  }
+  SymShape shape = ids->shape;
+  shape.insert(shape.end(), table->shape.begin() + 1, table->shape.end());
+  std::optional<TensorValue> result =
+      E.makeTensor("tfc.gather", {table->value, ids->value}, "f32", shape, {},
                    at, "the result of `gather`");
-    if (!result)
-      return std::nullopt;
-    return Value::ofTensor(*result);
-  }
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
 
-  if (f == "sum" || f == "mean" || f == "max") {
-    auto args = bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1)),
-                                opt("keepdim", Value::ofBool(false))});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::optional<int64_t> axis = expectInt((*args)[1], "axis", at);
-    if (!axis)
-      return std::nullopt;
-    if (!(*args)[2].is(Value::Kind::Bool)) {
-      diags.error(at, "keepdim must be a bool");
-      return std::nullopt;
-    }
-    std::string op = f == "sum"    ? "tfc.reduce_sum"
-                     : f == "mean" ? "tfc.reduce_mean"
-                                   : "tfc.reduce_max";
-    return reduce(op, *x, *axis, (*args)[2].getBool(), at, "`" + f + "`");
-  }
+//===----------------------------------------------------------------------===//
+// Normalization and attention helpers
+//===----------------------------------------------------------------------===//
 
-  if (f == "softmax") {
-    auto args = bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1))});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::optional<int64_t> axisIn = expectInt((*args)[1], "axis", at);
-    std::optional<int64_t> axis =
-        axisIn ? normalizeAxis(*axisIn, x->shape.size(), "softmax", at)
-               : std::nullopt;
-    if (!axis)
-      return std::nullopt;
-    if (!isFloat(x->dtype)) {
-      diags.error(at, "`softmax` needs an f32 tensor");
-      return std::nullopt;
-    }
-    std::optional<TensorValue> result = makeTensor(
-        "tfc.softmax", {x->value}, "f32", x->shape,
-        {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
-        "the result of `softmax`");
-    if (!result)
-      return std::nullopt;
-    return Value::ofTensor(*result);
+MaybeValue BuiltinCall::callSoftmax() {
+  auto args = E.bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1))});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> axisIn = E.expectInt((*args)[1], "axis", at);
+  std::optional<int64_t> axis =
+      axisIn ? E.normalizeAxis(*axisIn, x->shape.size(), "softmax", at)
+             : std::nullopt;
+  if (!axis)
+    return std::nullopt;
+  if (!isFloat(x->dtype)) {
+    E.diags.error(at, "`softmax` needs an f32 tensor");
+    return std::nullopt;
   }
+  std::optional<TensorValue> result =
+      E.makeTensor("tfc.softmax", {x->value}, "f32", x->shape,
+                   {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
+                   "the result of `softmax`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
 
-  if (f == "layer_norm" || f == "rms_norm") {
-    bool ln = f == "layer_norm";
-    std::vector<ArgSpec> specs = {req("x"), req("gamma")};
-    if (ln)
-      specs.push_back(req("beta"));
-    specs.push_back(opt("eps", Value::ofFloat(ln ? 1e-5 : 1e-6)));
-    auto args = bindArgs(call, specs);
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::vector<mlir::Value> operands = {x->value};
-    if (!isFloat(x->dtype) || x->shape.empty()) {
-      diags.error(at, "`" + f + "` needs an f32 tensor of rank >= 1, got " +
+MaybeValue BuiltinCall::callNorm() {
+  bool ln = f == "layer_norm";
+  std::vector<ArgSpec> specs = {req("x"), req("gamma")};
+  if (ln)
+    specs.push_back(req("beta"));
+  specs.push_back(opt("eps", Value::ofFloat(ln ? 1e-5 : 1e-6)));
+  auto args = E.bindArgs(call, specs);
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::vector<mlir::Value> operands = {x->value};
+  if (!isFloat(x->dtype) || x->shape.empty()) {
+    E.diags.error(at, "`" + f + "` needs an f32 tensor of rank >= 1, got " +
                           shapeToString(x->dtype, x->shape));
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < (ln ? 3u : 2u); ++i) {
+    const TensorValue *p = tensorArg((*args)[i], specs[i].name.c_str());
+    if (!p)
       return std::nullopt;
-    }
-    for (size_t i = 1; i < (ln ? 3u : 2u); ++i) {
-      const TensorValue *p = tensorArg((*args)[i], specs[i].name.c_str());
-      if (!p)
-        return std::nullopt;
-      if (!isFloat(p->dtype)) {
-        diags.error(at, "`" + f + "`: " + specs[i].name +
+    if (!isFloat(p->dtype)) {
+      E.diags.error(at, "`" + f + "`: " + specs[i].name +
                             " must be an f32 tensor, got " +
                             shapeToString(p->dtype, p->shape));
-        noteOrigin(*p);
-        return std::nullopt;
-      }
-      if (p->shape.size() != 1 || p->shape[0] != x->shape.back()) {
-        diags.error(at, "`" + f + "`: " + specs[i].name + " is " +
+      E.noteOrigin(*p);
+      return std::nullopt;
+    }
+    if (p->shape.size() != 1 || p->shape[0] != x->shape.back()) {
+      E.diags.error(at, "`" + f + "`: " + specs[i].name + " is " +
                             shapeToString(p->dtype, p->shape) +
                             " but the normalized axis of " +
                             shapeToString(x->dtype, x->shape) + " is " +
                             x->shape.back().str());
-        noteOrigin(*x);
-        noteOrigin(*p);
-        return std::nullopt;
-      }
-      operands.push_back(p->value);
-    }
-    const Value &eps = (*args)[ln ? 3 : 2];
-    if (!eps.isNumber() || !std::isfinite(eps.asDouble()) ||
-        eps.asDouble() < 0) {
-      diags.error(at, "eps must be a finite non-negative number, got " +
-                          eps.str());
+      E.noteOrigin(*x);
+      E.noteOrigin(*p);
       return std::nullopt;
     }
-    std::optional<TensorValue> result = makeTensor(
-        "tfc." + f, operands, "f32", x->shape,
-        {b.getNamedAttr("epsilon", b.getF64FloatAttr(eps.asDouble()))}, at,
-        "the result of `" + f + "`");
-    if (!result)
-      return std::nullopt;
-    return Value::ofTensor(*result);
+    operands.push_back(p->value);
   }
-
-  if (f == "where" || f == "masked_fill") {
-    auto args = bindArgs(call, f == "where"
-                                   ? std::vector<ArgSpec>{req("cond"), req("a"),
-                                                          req("b")}
-                                   : std::vector<ArgSpec>{req("x"), req("mask"),
-                                                          req("value")});
-    if (!args)
-      return std::nullopt;
-    if (f == "where") {
-      const TensorValue *cond = tensorArg((*args)[0], "cond");
-      if (!cond)
-        return std::nullopt;
-      return whereOp(*cond, (*args)[1], (*args)[2], at, "`where`");
-    }
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    const TensorValue *mask = x ? tensorArg((*args)[1], "mask") : nullptr;
-    if (!mask)
-      return std::nullopt;
-    return whereOp(*mask, (*args)[2], (*args)[0], at, "`masked_fill`");
+  const Value &eps = (*args)[ln ? 3 : 2];
+  if (!eps.isNumber() || !std::isfinite(eps.asDouble()) || eps.asDouble() < 0) {
+    E.diags.error(at,
+                  "eps must be a finite non-negative number, got " + eps.str());
+    return std::nullopt;
   }
+  std::optional<TensorValue> result = E.makeTensor(
+      "tfc." + f, operands, "f32", x->shape,
+      {b.getNamedAttr("epsilon", b.getF64FloatAttr(eps.asDouble()))}, at,
+      "the result of `" + f + "`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
 
-  if (f == "cast") {
-    auto args = bindArgs(call, {req("x"), req("dtype")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    if (!(*args)[1].is(Value::Kind::Enum) && !(*args)[1].is(Value::Kind::Str)) {
-      diags.error(at, "`cast` needs an element type name, got " +
-                          (*args)[1].describe());
-      return std::nullopt;
-    }
-    return castTo(*x, (*args)[1].getStr(), at);
-  }
-
-  if (f == "dim") {
-    auto args = bindArgs(call, {req("x"), req("axis")});
-    if (!args)
-      return std::nullopt;
-    const TensorValue *x = tensorArg((*args)[0], "x");
-    if (!x)
-      return std::nullopt;
-    std::optional<int64_t> axisIn = expectInt((*args)[1], "axis", at);
-    std::optional<int64_t> axis =
-        axisIn ? normalizeAxis(*axisIn, x->shape.size(), "dim", at)
-               : std::nullopt;
-    if (!axis)
-      return std::nullopt;
-    return Value::ofDim(x->shape[*axis], DimSource{x->value, *axis});
-  }
-
-  if (f == "positions") {
-    auto args = bindArgs(call, {req("n"), opt("offset", Value::ofInt(0))});
-    if (!args)
-      return std::nullopt;
-    const Value &n = (*args)[0], &offset = (*args)[1];
-    std::optional<SymDim> nDim = n.asDim();
-    std::optional<SymDim> offDim = offset.asDim();
-    if (!nDim || !offDim) {
-      diags.error(at, "`positions` takes a length and an offset (ints or "
+MaybeValue BuiltinCall::callPositions() {
+  auto args = E.bindArgs(call, {req("n"), opt("offset", Value::ofInt(0))});
+  if (!args)
+    return std::nullopt;
+  const Value &n = (*args)[0], &offset = (*args)[1];
+  std::optional<SymDim> nDim = n.asDim();
+  std::optional<SymDim> offDim = offset.asDim();
+  if (!nDim || !offDim) {
+    E.diags.error(at, "`positions` takes a length and an offset (ints or "
                       "dims), got " +
                           n.describe() + " and " + offset.describe());
-      return std::nullopt;
-    }
-    SymShape shape = {*nDim};
-    if (nDim->isStatic()) {
-      if (nDim->constant <= 0 || nDim->constant > (1 << 24)) {
-        diags.error(at, "`positions` length must be in 1..2^24");
-        return std::nullopt;
-      }
-      std::optional<TensorValue> base;
-      auto key = std::make_tuple(0, nDim->constant, int64_t(0));
-      if (auto cached = constantCache.find(key);
-          cached != constantCache.end()) {
-        base = cached->second;
-        base->origin = at;
-      } else {
-        if (!chargeConstant(nDim->constant, at))
-          return std::nullopt;
-        std::vector<int32_t> iota(nDim->constant);
-        std::iota(iota.begin(), iota.end(), 0);
-        auto type = tensorType("i32", shape);
-        base = makeTensor(
-            "tfc.constant", {}, "i32", shape,
-            {b.getNamedAttr("value",
-                            mlir::DenseElementsAttr::get(
-                                type, llvm::ArrayRef<int32_t>(iota)))},
-            at, "`positions`");
-        if (!base)
-          return std::nullopt;
-        constantCache[key] = *base;
-      }
-      if (offDim->isStatic() && offDim->constant == 0)
-        return Value::ofTensor(*base);
-      if (offDim->isStatic())
-        return tensorBinary(ast::BinaryOp::Add, Value::ofTensor(*base),
-                            Value::ofInt(offDim->constant), at);
-      diags.error(at, "`positions` with a static length needs a static "
-                      "offset");
-      return std::nullopt;
-    }
-    std::optional<DimSource> src = dimSource(n, at, "`positions`");
-    if (!src)
-      return std::nullopt;
-    std::vector<mlir::Value> operands = {src->value};
-    std::vector<mlir::NamedAttribute> attrs = {
-        b.getNamedAttr("axis", b.getI64IntegerAttr(src->axis))};
-    bool staticOffset = offDim->isStatic();
-    if (!staticOffset) {
-      std::optional<DimSource> offSrc =
-          dimSource(offset, at, "`positions` offset");
-      if (!offSrc)
-        return std::nullopt;
-      operands.push_back(offSrc->value);
-      attrs.push_back(
-          b.getNamedAttr("offset_axis", b.getI64IntegerAttr(offSrc->axis)));
-    }
-    std::optional<TensorValue> result = makeTensor(
-        "tfc.positions", operands, "i32", shape, attrs, at, "`positions`");
-    if (!result)
-      return std::nullopt;
-    if (staticOffset && offDim->constant != 0)
-      return tensorBinary(ast::BinaryOp::Add, Value::ofTensor(*result),
-                          Value::ofInt(offDim->constant), at);
-    return Value::ofTensor(*result);
+    return std::nullopt;
   }
-
-  if (f == "causal_mask") {
-    auto args = bindArgs(call, {req("q"), req("k")});
-    if (!args)
-      return std::nullopt;
-    std::optional<SymDim> q = (*args)[0].asDim(), k = (*args)[1].asDim();
-    if (!q || !k) {
-      diags.error(at, "`causal_mask` takes two lengths (ints or dims)");
+  SymShape shape = {*nDim};
+  if (nDim->isStatic()) {
+    if (nDim->constant <= 0 || nDim->constant > (1 << 24)) {
+      E.diags.error(at, "`positions` length must be in 1..2^24");
       return std::nullopt;
     }
-    SymShape shape = {*q, *k};
-    if (q->isStatic() && k->isStatic()) {
-      int64_t size = 0;
-      if (q->constant <= 0 || k->constant <= 0 ||
-          __builtin_mul_overflow(q->constant, k->constant, &size) ||
-          size > (1 << 24)) {
-        diags.error(at, "`causal_mask` of static size needs 1 <= q*k <= 2^24");
+    std::optional<TensorValue> base;
+    auto key = std::make_tuple(0, nDim->constant, int64_t(0));
+    if (auto cached = E.constantCache.find(key);
+        cached != E.constantCache.end()) {
+      base = cached->second;
+      base->origin = at;
+    } else {
+      if (!E.chargeConstant(nDim->constant, at))
         return std::nullopt;
-      }
-      auto key = std::make_tuple(1, q->constant, k->constant);
-      if (auto cached = constantCache.find(key);
-          cached != constantCache.end()) {
-        TensorValue mask = cached->second;
-        mask.origin = at;
-        return Value::ofTensor(std::move(mask));
-      }
-      if (!chargeConstant(size, at))
-        return std::nullopt;
-      llvm::SmallVector<bool> bits;
-      bits.reserve(size);
-      for (int64_t i = 0; i < q->constant; ++i)
-        for (int64_t j = 0; j < k->constant; ++j)
-          bits.push_back(j <= i + k->constant - q->constant);
-      auto type = tensorType("bool", shape);
-      std::optional<TensorValue> result = makeTensor(
-          "tfc.constant", {}, "bool", shape,
+      std::vector<int32_t> iota(nDim->constant);
+      std::iota(iota.begin(), iota.end(), 0);
+      auto type = E.tensorType("i32", shape);
+      base = E.makeTensor(
+          "tfc.constant", {}, "i32", shape,
           {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
-                                       type, llvm::ArrayRef<bool>(bits)))},
-          at, "`causal_mask`");
-      if (!result)
+                                       type, llvm::ArrayRef<int32_t>(iota)))},
+          at, "`positions`");
+      if (!base)
         return std::nullopt;
-      constantCache[key] = *result;
-      return Value::ofTensor(*result);
+      E.constantCache[key] = *base;
     }
-    std::optional<DimSource> qs = dimSource((*args)[0], at, "`causal_mask`");
-    std::optional<DimSource> ks =
-        qs ? dimSource((*args)[1], at, "`causal_mask`") : std::nullopt;
-    if (!ks)
+    if (offDim->isStatic() && offDim->constant == 0)
+      return Value::ofTensor(*base);
+    if (offDim->isStatic())
+      return E.tensorBinary(ast::BinaryOp::Add, Value::ofTensor(*base),
+                            Value::ofInt(offDim->constant), at);
+    E.diags.error(at, "`positions` with a static length needs a static "
+                      "offset");
+    return std::nullopt;
+  }
+  std::optional<DimSource> src = E.dimSource(n, at, "`positions`");
+  if (!src)
+    return std::nullopt;
+  std::vector<mlir::Value> operands = {src->value};
+  std::vector<mlir::NamedAttribute> attrs = {
+      b.getNamedAttr("axis", b.getI64IntegerAttr(src->axis))};
+  bool staticOffset = offDim->isStatic();
+  if (!staticOffset) {
+    std::optional<DimSource> offSrc =
+        E.dimSource(offset, at, "`positions` offset");
+    if (!offSrc)
       return std::nullopt;
-    std::optional<TensorValue> result = makeTensor(
-        "tfc.causal_mask", {qs->value, ks->value}, "bool", shape,
-        {b.getNamedAttr("q_axis", b.getI64IntegerAttr(qs->axis)),
-         b.getNamedAttr("k_axis", b.getI64IntegerAttr(ks->axis))},
+    operands.push_back(offSrc->value);
+    attrs.push_back(
+        b.getNamedAttr("offset_axis", b.getI64IntegerAttr(offSrc->axis)));
+  }
+  std::optional<TensorValue> result = E.makeTensor(
+      "tfc.positions", operands, "i32", shape, attrs, at, "`positions`");
+  if (!result)
+    return std::nullopt;
+  if (staticOffset && offDim->constant != 0)
+    return E.tensorBinary(ast::BinaryOp::Add, Value::ofTensor(*result),
+                          Value::ofInt(offDim->constant), at);
+  return Value::ofTensor(*result);
+}
+
+MaybeValue BuiltinCall::callCausalMask() {
+  auto args = E.bindArgs(call, {req("q"), req("k")});
+  if (!args)
+    return std::nullopt;
+  std::optional<SymDim> q = (*args)[0].asDim(), k = (*args)[1].asDim();
+  if (!q || !k) {
+    E.diags.error(at, "`causal_mask` takes two lengths (ints or dims)");
+    return std::nullopt;
+  }
+  SymShape shape = {*q, *k};
+  if (q->isStatic() && k->isStatic()) {
+    int64_t size = 0;
+    if (q->constant <= 0 || k->constant <= 0 ||
+        __builtin_mul_overflow(q->constant, k->constant, &size) ||
+        size > (1 << 24)) {
+      E.diags.error(at, "`causal_mask` of static size needs 1 <= q*k <= 2^24");
+      return std::nullopt;
+    }
+    auto key = std::make_tuple(1, q->constant, k->constant);
+    if (auto cached = E.constantCache.find(key);
+        cached != E.constantCache.end()) {
+      TensorValue mask = cached->second;
+      mask.origin = at;
+      return Value::ofTensor(std::move(mask));
+    }
+    if (!E.chargeConstant(size, at))
+      return std::nullopt;
+    llvm::SmallVector<bool> bits;
+    bits.reserve(size);
+    for (int64_t i = 0; i < q->constant; ++i)
+      for (int64_t j = 0; j < k->constant; ++j)
+        bits.push_back(j <= i + k->constant - q->constant);
+    auto type = E.tensorType("bool", shape);
+    std::optional<TensorValue> result = E.makeTensor(
+        "tfc.constant", {}, "bool", shape,
+        {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
+                                     type, llvm::ArrayRef<bool>(bits)))},
         at, "`causal_mask`");
     if (!result)
       return std::nullopt;
+    E.constantCache[key] = *result;
     return Value::ofTensor(*result);
   }
+  std::optional<DimSource> qs = E.dimSource((*args)[0], at, "`causal_mask`");
+  std::optional<DimSource> ks =
+      qs ? E.dimSource((*args)[1], at, "`causal_mask`") : std::nullopt;
+  if (!ks)
+    return std::nullopt;
+  std::optional<TensorValue> result =
+      E.makeTensor("tfc.causal_mask", {qs->value, ks->value}, "bool", shape,
+                   {b.getNamedAttr("q_axis", b.getI64IntegerAttr(qs->axis)),
+                    b.getNamedAttr("k_axis", b.getI64IntegerAttr(ks->axis))},
+                   at, "`causal_mask`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
 
-  found = false;
-  return std::nullopt;
+//===----------------------------------------------------------------------===//
+// The builtin table
+//===----------------------------------------------------------------------===//
+
+MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call, bool &found) {
+  using Handler = MaybeValue (BuiltinCall::*)();
+  static const std::map<std::string, Handler> table = [] {
+    std::map<std::string, Handler> t = {
+        {"activation", &BuiltinCall::callActivation},
+        {"matmul", &BuiltinCall::callMatmul},
+        {"linear", &BuiltinCall::callLinear},
+        {"pow", &BuiltinCall::callPowMaxMin},
+        {"maximum", &BuiltinCall::callPowMaxMin},
+        {"minimum", &BuiltinCall::callPowMaxMin},
+        {"transpose", &BuiltinCall::callTranspose},
+        {"permute", &BuiltinCall::callPermute},
+        {"reshape", &BuiltinCall::callReshape},
+        {"split", &BuiltinCall::callSplit},
+        {"concat", &BuiltinCall::callConcatOrStack},
+        {"stack", &BuiltinCall::callConcatOrStack},
+        {"gather", &BuiltinCall::callGather},
+        {"sum", &BuiltinCall::callReduction},
+        {"mean", &BuiltinCall::callReduction},
+        {"max", &BuiltinCall::callReduction},
+        {"softmax", &BuiltinCall::callSoftmax},
+        {"layer_norm", &BuiltinCall::callNorm},
+        {"rms_norm", &BuiltinCall::callNorm},
+        {"where", &BuiltinCall::callWhere},
+        {"masked_fill", &BuiltinCall::callWhere},
+        {"cast", &BuiltinCall::callCast},
+        {"dim", &BuiltinCall::callDim},
+        {"positions", &BuiltinCall::callPositions},
+        {"causal_mask", &BuiltinCall::callCausalMask},
+    };
+    for (const auto &entry : unaryOps())
+      t.emplace(entry.first, &BuiltinCall::callUnary);
+    return t;
+  }();
+  auto it = table.find(call.callee);
+  found = it != table.end();
+  if (!found)
+    return std::nullopt;
+  BuiltinCall builtin(*this, call);
+  return (builtin.*(it->second))();
 }
