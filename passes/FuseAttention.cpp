@@ -186,11 +186,10 @@ Value peelScale(Value value, Operation *user, double &scale, int64_t axis,
   return value;
 }
 
-} // namespace
-
-FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
-  AttentionMatch m;
-  m.softmax = softmax;
+/// Checks that `softmax` is over the last axis and that its only user is
+/// `matmul(P, V)` with P as the lhs and no transpose_b; records it in `m`.
+LogicalResult matchOutputMatmul(tir::SoftmaxOp softmax, AttentionMatch &m,
+                                Blocker *why) {
   auto scoresType = cast<RankedTensorType>(softmax.getInput().getType());
   if (static_cast<int64_t>(softmax.getAxis()) != scoresType.getRank() - 1)
     return block(why, softmax,
@@ -198,7 +197,6 @@ FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
                      ", not the last axis of the scores " +
                      typeString(scoresType));
 
-  // 1. The output matmul.
   Value probs = softmax.getResult();
   if (probs.use_empty())
     return block(why, softmax, "the probabilities are unused");
@@ -224,9 +222,115 @@ FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
                  "which fused_attention does not take");
   m.output = output;
   m.v = output.getRhs();
+  return success();
+}
 
-  // 2. The score chain, outermost op first.
-  SmallVector<Step> steps;
+/// Matches a chain op `def` that is a mul or div by a scalar constant: a
+/// scale step. Sets `chainIn` to the operand computed from the scores.
+LogicalResult matchScaleStep(Operation *def, Step &step, Value &chainIn,
+                             Blocker *why) {
+  if (isa<tir::MulOp>(def)) {
+    std::optional<double> c0 = getScalarConstant(def->getOperand(0));
+    std::optional<double> c1 = getScalarConstant(def->getOperand(1));
+    if (c1 && !c0) {
+      chainIn = def->getOperand(0);
+      step.factor = *c1;
+    } else if (c0 && !c1) {
+      chainIn = def->getOperand(1);
+      step.factor = *c0;
+    } else {
+      return block(why, def,
+                   "the scores are multiplied by a tensor (" + describe(def) +
+                       "), not by a constant scale");
+    }
+    return success();
+  }
+  std::optional<double> c = getScalarConstant(def->getOperand(1));
+  if (!c || *c == 0 || getScalarConstant(def->getOperand(0)))
+    return block(why, def,
+                 "the scores are divided by a tensor (" + describe(def) +
+                     "), not by a non-zero constant");
+  chainIn = def->getOperand(0);
+  step.factor = 1.0 / *c;
+  return success();
+}
+
+/// Matches a chain op `def` that is an add of an additive mask / attention
+/// bias to the scores.
+LogicalResult matchBiasStep(Operation *def, Step &step, Value &chainIn,
+                            Blocker *why) {
+  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+  bool lhsScores =
+      lhs.getType() == def->getResult(0).getType() && reachesScores(lhs);
+  bool rhsScores =
+      rhs.getType() == def->getResult(0).getType() && reachesScores(rhs);
+  if (!lhsScores && !rhsScores)
+    return block(why, def,
+                 "neither operand of " + describe(def) +
+                     " is computed from a matmul of Q and K");
+  step.kind = StepKind::Bias;
+  chainIn = lhsScores ? lhs : rhs;
+  step.bias = lhsScores ? rhs : lhs;
+  if (step.bias == chainIn)
+    return block(why, def, "the scores are added to themselves");
+  return success();
+}
+
+/// Matches a chain op that is a masked fill `where(c, s, fill)` or
+/// `where(c, fill, s)` with a scalar constant fill.
+LogicalResult matchWhereStep(tir::WhereOp where, Step &step, Value &chainIn,
+                             Blocker *why) {
+  std::optional<double> onTrue =
+      getScalarConstant(where.getOnTrue(), /*allowInfinite=*/true);
+  std::optional<double> onFalse =
+      getScalarConstant(where.getOnFalse(), /*allowInfinite=*/true);
+  step.kind = StepKind::Where;
+  step.cond = where.getCondition();
+  if (onFalse && !onTrue) {
+    chainIn = where.getOnTrue();
+    step.fill = *onFalse;
+  } else if (onTrue && !onFalse) {
+    chainIn = where.getOnFalse();
+    step.negated = true;
+    step.fill = *onTrue;
+  } else {
+    return block(why, where,
+                 "the masked fill " + describe(where) +
+                     " does not choose between the scores and a constant");
+  }
+  return success();
+}
+
+/// Classifies one score-chain op `def` into `step`, sets `chainIn` to its
+/// operand computed from the scores, and checks that it keeps their type.
+LogicalResult matchChainStep(Operation *def, Step &step, Value &chainIn,
+                             Blocker *why) {
+  LogicalResult matched = failure();
+  if (isa<tir::MulOp, tir::DivOp>(def))
+    matched = matchScaleStep(def, step, chainIn, why);
+  else if (isa<tir::AddOp>(def))
+    matched = matchBiasStep(def, step, chainIn, why);
+  else if (auto where = dyn_cast<tir::WhereOp>(def))
+    matched = matchWhereStep(where, step, chainIn, why);
+  else
+    return block(why, def,
+                 "the scores pass through " + describe(def) +
+                     ", which is not a scale, an additive mask or a "
+                     "masked fill");
+  if (failed(matched))
+    return failure();
+  if (chainIn.getType() != def->getResult(0).getType())
+    return block(why, def,
+                 describe(def) + " broadcasts the scores from " +
+                     typeString(chainIn.getType()) + " to " +
+                     typeString(def->getResult(0).getType()));
+  return success();
+}
+
+/// Walks back from the softmax input to the Q K^T matmul (recorded in `m`),
+/// collecting the score chain into `steps`, outermost op first.
+LogicalResult matchScoreChain(tir::SoftmaxOp softmax, AttentionMatch &m,
+                              SmallVectorImpl<Step> &steps, Blocker *why) {
   Value s = softmax.getInput();
   Operation *consumer = softmax;
   while (true) {
@@ -243,86 +347,24 @@ FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
     }
     if (auto matmul = dyn_cast<tir::MatmulOp>(def)) {
       m.scores = matmul;
-      break;
+      return success();
     }
     Step step{StepKind::Scale, def};
     Value chainIn;
-    if (isa<tir::MulOp>(def)) {
-      std::optional<double> c0 = getScalarConstant(def->getOperand(0));
-      std::optional<double> c1 = getScalarConstant(def->getOperand(1));
-      if (c1 && !c0) {
-        chainIn = def->getOperand(0);
-        step.factor = *c1;
-      } else if (c0 && !c1) {
-        chainIn = def->getOperand(1);
-        step.factor = *c0;
-      } else {
-        return block(why, def,
-                     "the scores are multiplied by a tensor (" + describe(def) +
-                         "), not by a constant scale");
-      }
-    } else if (isa<tir::DivOp>(def)) {
-      std::optional<double> c = getScalarConstant(def->getOperand(1));
-      if (!c || *c == 0 || getScalarConstant(def->getOperand(0)))
-        return block(why, def,
-                     "the scores are divided by a tensor (" + describe(def) +
-                         "), not by a non-zero constant");
-      chainIn = def->getOperand(0);
-      step.factor = 1.0 / *c;
-    } else if (isa<tir::AddOp>(def)) {
-      Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-      bool lhsScores = lhs.getType() == def->getResult(0).getType() &&
-                       reachesScores(lhs);
-      bool rhsScores = rhs.getType() == def->getResult(0).getType() &&
-                       reachesScores(rhs);
-      if (!lhsScores && !rhsScores)
-        return block(why, def,
-                     "neither operand of " + describe(def) +
-                         " is computed from a matmul of Q and K");
-      step.kind = StepKind::Bias;
-      chainIn = lhsScores ? lhs : rhs;
-      step.bias = lhsScores ? rhs : lhs;
-      if (step.bias == chainIn)
-        return block(why, def, "the scores are added to themselves");
-    } else if (auto where = dyn_cast<tir::WhereOp>(def)) {
-      std::optional<double> onTrue =
-          getScalarConstant(where.getOnTrue(), /*allowInfinite=*/true);
-      std::optional<double> onFalse =
-          getScalarConstant(where.getOnFalse(), /*allowInfinite=*/true);
-      step.kind = StepKind::Where;
-      step.cond = where.getCondition();
-      if (onFalse && !onTrue) {
-        chainIn = where.getOnTrue();
-        step.fill = *onFalse;
-      } else if (onTrue && !onFalse) {
-        chainIn = where.getOnFalse();
-        step.negated = true;
-        step.fill = *onTrue;
-      } else {
-        return block(why, def,
-                     "the masked fill " + describe(def) +
-                         " does not choose between the scores and a constant");
-      }
-    } else {
-      return block(why, def,
-                   "the scores pass through " + describe(def) +
-                       ", which is not a scale, an additive mask or a "
-                       "masked fill");
-    }
-    if (chainIn.getType() != def->getResult(0).getType())
-      return block(why, def,
-                   describe(def) + " broadcasts the scores from " +
-                       typeString(chainIn.getType()) + " to " +
-                       typeString(def->getResult(0).getType()));
+    if (failed(matchChainStep(def, step, chainIn, why)))
+      return failure();
     steps.push_back(step);
     consumer = def;
     s = chainIn;
   }
+}
 
-  // 3. Q and K^T.
+/// Matches Q and K^T of the score matmul (`matmul(Q, K) {transpose_b}` or
+/// `matmul(Q, transpose(K))`), peeling scales off Q and K into `scale`.
+LogicalResult matchQueryKey(AttentionMatch &m, double &scale,
+                            SmallVectorImpl<DimRef> &qRefs,
+                            SmallVectorImpl<DimRef> &kRefs, Blocker *why) {
   tir::MatmulOp scores = m.scores;
-  SmallVector<DimRef> qRefs, kRefs;
-  double scale = 1.0;
   Value k;
   Operation *kUser;
   if (scores.getTransposeB()) {
@@ -344,10 +386,16 @@ FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
   }
   m.q = peelScale(scores.getLhs(), scores, scale, 2, qRefs);
   m.k = peelScale(k, kUser, scale, 2, kRefs);
+  return success();
+}
 
-  // 4. Replay the chain from the scores outwards.
+/// Replays the chain from the scores outwards: folds scales into `scale`
+/// (and the fill), records the bias and fill in `m`, and collects the masked
+/// fills into `wheres`.
+LogicalResult replayChain(MutableArrayRef<Step> steps, AttentionMatch &m,
+                          double scale, SmallVectorImpl<Step *> &wheres,
+                          Blocker *why) {
   std::optional<double> fill;
-  SmallVector<Step *> wheres;
   for (Step &step : llvm::reverse(steps)) {
     switch (step.kind) {
     case StepKind::Scale:
@@ -381,12 +429,17 @@ FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
     }
   }
   if (!std::isfinite(scale))
-    return block(why, scores, "the scale is not finite");
+    return block(why, m.scores, "the scale is not finite");
   m.scale = scale;
   if (fill)
     m.fill = *fill;
+  return success();
+}
 
-  // 5. Mask leaves; the causal mask becomes a flag.
+/// Splits the masked fills' conditions into leaves; a causal mask over Q and
+/// K becomes `m.causal`, the other leaves go to `m.keep`.
+void collectMask(ArrayRef<Step *> wheres, ArrayRef<DimRef> qRefs,
+                 ArrayRef<DimRef> kRefs, AttentionMatch &m) {
   SmallVector<MaskLeaf> leaves;
   for (Step *step : wheres)
     collectLeaves(step->cond, step->negated, leaves);
@@ -404,27 +457,60 @@ FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
         }))
       m.keep.push_back(leaf);
   }
+}
 
-  // 6. The fused op must produce exactly the attention output's type.
+/// Checks that the fused op would produce exactly the attention output's
+/// type.
+LogicalResult checkFusedType(const AttentionMatch &m, Blocker *why) {
+  tir::MatmulOp output = m.output;
+  tir::SoftmaxOp softmax = m.softmax;
   OpBuilder builder(softmax.getContext());
   OperationState state(output.getLoc(),
                        tir::FusedAttentionOp::getOperationName());
   tir::FusedAttentionOp::build(builder, state, m.q, m.k, m.v, Value(), m.bias,
                                m.scale, m.causal, m.fill);
-  if (state.types.size() != 1 || state.types[0] != output.getType()) {
-    if (state.types.size() == 1 && isa<RankedTensorType>(state.types[0]))
-      return block(why, output,
-                   "tfc.fused_attention would return " +
-                       typeString(state.types[0]) +
-                       " but the attention output is " +
-                       typeString(output.getType()));
-    return block(why, scores,
-                 "q " + typeString(m.q.getType()) + ", k " +
-                     typeString(m.k.getType()) + ", v " +
-                     typeString(m.v.getType()) +
-                     " do not fit tfc.fused_attention (rank 4 [batch, "
-                     "heads, len, dim], equal batch and heads)");
-  }
+  if (state.types.size() == 1 && state.types[0] == output.getType())
+    return success();
+  if (state.types.size() == 1 && isa<RankedTensorType>(state.types[0]))
+    return block(why, output,
+                 "tfc.fused_attention would return " +
+                     typeString(state.types[0]) +
+                     " but the attention output is " +
+                     typeString(output.getType()));
+  return block(why, m.scores,
+               "q " + typeString(m.q.getType()) + ", k " +
+                   typeString(m.k.getType()) + ", v " +
+                   typeString(m.v.getType()) +
+                   " do not fit tfc.fused_attention (rank 4 [batch, "
+                   "heads, len, dim], equal batch and heads)");
+}
+
+} // namespace
+
+FailureOr<AttentionMatch> matchAttention(tir::SoftmaxOp softmax, Blocker *why) {
+  AttentionMatch m;
+  m.softmax = softmax;
+  // 1. The output matmul.
+  if (failed(matchOutputMatmul(softmax, m, why)))
+    return failure();
+  // 2. The score chain, outermost op first.
+  SmallVector<Step> steps;
+  if (failed(matchScoreChain(softmax, m, steps, why)))
+    return failure();
+  // 3. Q and K^T.
+  SmallVector<DimRef> qRefs, kRefs;
+  double scale = 1.0;
+  if (failed(matchQueryKey(m, scale, qRefs, kRefs, why)))
+    return failure();
+  // 4. Replay the chain from the scores outwards.
+  SmallVector<Step *> wheres;
+  if (failed(replayChain(steps, m, scale, wheres, why)))
+    return failure();
+  // 5. Mask leaves; the causal mask becomes a flag.
+  collectMask(wheres, qRefs, kRefs, m);
+  // 6. The fused op must produce exactly the attention output's type.
+  if (failed(checkFusedType(m, why)))
+    return failure();
   return m;
 }
 
