@@ -9,19 +9,6 @@ namespace tfc::rt {
 
 namespace {
 
-int indexOf(const std::vector<std::string> &names, const std::string &name) {
-  auto it = std::find(names.begin(), names.end(), name);
-  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
-}
-
-/// The bound of symbol `name` in `entry`, 0 if none.
-int64_t symbolBound(const PlanEntry &entry, const std::string &name) {
-  for (const SymbolSource &s : entry.symbols)
-    if (s.name == name)
-      return s.bound;
-  return 0;
-}
-
 /// For each decode input after `ids`, the index of the output of
 /// `producer` that feeds it; every one must be a cache input.
 Expected<std::vector<int>> decoderWiring(const PlanEntry &decode,
@@ -58,8 +45,8 @@ Expected<Entries> findEntries(const Plan &plan,
     if (entry->inputNames.empty() || entry->inputNames[0] != "ids")
       return Status::error("entry '" + entry->name +
                            "': the first input must be 'ids'");
-  e.prefillLogits = indexOf(e.prefill->outputNames, "logits");
-  e.decodeLogits = indexOf(e.decode->outputNames, "logits");
+  e.prefillLogits = e.prefill->outputIndex("logits");
+  e.decodeLogits = e.decode->outputIndex("logits");
   if (e.prefillLogits < 0 || e.decodeLogits < 0)
     return Status::error("entries '" + e.prefill->name + "' and '" +
                          e.decode->name + "' must both return 'logits'");
@@ -101,7 +88,7 @@ Expected<std::vector<int>> cacheWiring(const PlanEntry &consumer,
       continue;
     }
     std::string present = "present_" + name.substr(5);
-    int out = indexOf(producer.outputNames, present);
+    int out = producer.outputIndex(present);
     if (out < 0)
       return Status::error("entry '" + producer.name + "' has no output '" +
                            present + "' for input '" + name + "' of '" +
@@ -120,8 +107,8 @@ Expected<int64_t> contextLength(const Plan &plan,
   Expected<Entries> e = findEntries(plan, options);
   if (!e)
     return e.status();
-  int64_t seq = symbolBound(*e->prefill, "seq");
-  int64_t past = symbolBound(*e->decode, "past");
+  int64_t seq = e->prefill->symbolBound("seq");
+  int64_t past = e->decode->symbolBound("past");
   if (past > 0)
     past += 1;
   if (seq > 0 && past > 0)

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -26,6 +27,27 @@ using json = nlohmann::json;
 //===----------------------------------------------------------------------===//
 // Small helpers
 //===----------------------------------------------------------------------===//
+
+static int positionOf(const std::vector<std::string> &names,
+                      const std::string &name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+int PlanEntry::inputIndex(const std::string &name) const {
+  return positionOf(inputNames, name);
+}
+
+int PlanEntry::outputIndex(const std::string &name) const {
+  return positionOf(outputNames, name);
+}
+
+int64_t PlanEntry::symbolBound(const std::string &name) const {
+  for (const SymbolSource &s : symbols)
+    if (s.name == name)
+      return s.bound;
+  return 0;
+}
 
 const PlanEntry *Plan::findEntry(const std::string &name) const {
   for (const PlanEntry &entry : entries)

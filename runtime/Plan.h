@@ -103,6 +103,12 @@ struct PlanEntry {
   std::vector<std::string> outputNames;
   std::vector<SymbolSource> symbols;
   std::vector<PlanStep> steps;
+
+  /// The position of input / output `name`, or -1.
+  int inputIndex(const std::string &name) const;
+  int outputIndex(const std::string &name) const;
+  /// The upper bound of symbol `name` (`dim NAME <= N`), 0 if none.
+  int64_t symbolBound(const std::string &name) const;
 };
 
 /// One compiled kernel: its symbol name in an AOT library, and the

@@ -12,22 +12,8 @@ namespace tfc::rt {
 
 namespace {
 
-int inputIndex(const PlanEntry &entry, const std::string &name) {
-  auto it = std::find(entry.inputNames.begin(), entry.inputNames.end(), name);
-  return it == entry.inputNames.end()
-             ? -1
-             : static_cast<int>(it - entry.inputNames.begin());
-}
-
 size_t inputRank(const PlanEntry &entry, size_t input) {
   return entry.values[static_cast<size_t>(entry.inputs[input])].shape.size();
-}
-
-int64_t symbolBound(const PlanEntry &entry, const std::string &name) {
-  for (const SymbolSource &s : entry.symbols)
-    if (s.name == name)
-      return s.bound;
-  return 0;
 }
 
 struct Entries {
@@ -70,8 +56,8 @@ Expected<Entries> findEntries(const Plan &plan, const Seq2SeqOptions &options) {
     return Status::error("encoder-decoder generation needs entries '" +
                          options.encodeEntry + "' and '" +
                          options.decodeEntry + "'");
-  if (inputIndex(*e.encode, "src") < 0 || inputIndex(*e.decode, "tgt") < 0 ||
-      inputIndex(*e.decode, "memory") < 0)
+  if (e.encode->inputIndex("src") < 0 || e.decode->inputIndex("tgt") < 0 ||
+      e.decode->inputIndex("memory") < 0)
     return Status::error("entry '" + e.encode->name + "' must take 'src' and '" +
                          e.decode->name + "' 'tgt' and 'memory'");
   for (const std::string &name : e.decode->inputNames)
@@ -136,10 +122,10 @@ Expected<std::vector<Tensor>> inputsFor(const PlanEntry &entry,
     const std::string &name = entry.inputNames[i];
     int fed = cache.wiring ? (*cache.wiring)[i] : -1;
     Expected<Tensor> value =
-        fed >= 0        ? (*cache.outputs)[static_cast<size_t>(fed)].clone()
+        fed >= 0        ? Expected<Tensor>((*cache.outputs)[static_cast<size_t>(fed)])
         : name == "src" ? Tensor::fromI32({1, s}, src)
         : name == "tgt" ? Tensor::fromI32({1, t}, tgt)
-        : name == "memory" && memory ? memory->clone()
+        : name == "memory" && memory ? Expected<Tensor>(*memory)
                                      : maskFor(entry, i, s, t);
     if (!value)
       return value.status();
@@ -170,8 +156,8 @@ Expected<Seq2SeqLimits> seq2seqLimits(const Plan &plan,
   Expected<Entries> e = findEntries(plan, options);
   if (!e)
     return e.status();
-  return Seq2SeqLimits{symbolBound(*e->encode, "src_seq"),
-                       symbolBound(*e->decode, "tgt_seq"), e->vocab};
+  return Seq2SeqLimits{e->encode->symbolBound("src_seq"),
+                       e->decode->symbolBound("tgt_seq"), e->vocab};
 }
 
 namespace {

@@ -124,12 +124,10 @@ rt::Expected<rt::Tensor> embedBatch(rt::Executor &executor,
   rt::Tensor &first = outputs->front();
   if (first.rank() == 2 && first.dtype() == rt::DType::F32)
     return std::move(first); // the model pooled (and normalized) itself
-  size_t maskIndex = 0;
-  while (maskIndex < entry.inputNames.size() &&
-         entry.inputNames[maskIndex] != "mask")
-    ++maskIndex;
-  const rt::Tensor &mask = maskIndex < inputs.size() ? inputs[maskIndex]
-                                                      : inputs.front();
+  int maskIndex = entry.inputIndex("mask");
+  const rt::Tensor &mask = maskIndex >= 0
+                               ? inputs[static_cast<size_t>(maskIndex)]
+                               : inputs.front();
   rt::Expected<rt::Tensor> pooled = rt::meanPool(first, mask);
   if (pooled && normalize)
     TFC_RT_RETURN_IF_ERROR(rt::l2Normalize(*pooled));
