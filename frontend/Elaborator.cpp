@@ -122,240 +122,266 @@ ElaboratorImpl::Flow ElaboratorImpl::execStmt(const ast::Stmt &stmt) {
   if (!step(stmt.getLoc()) || !enterEval(stmt.getLoc()))
     return Flow::Failed;
 
-  if (auto *assignStmt = dyn_cast<ast::AssignStmt>(&stmt)) {
-    MaybeValue value = eval(*assignStmt->value);
-    if (!value) {
-      for (const auto &target : assignStmt->targets)
-        assign(target.name, Value::none()); // poison: no cascading errors
-      return Flow::Failed;
-    }
-    if (assignStmt->targets.size() == 1) {
-      assign(assignStmt->targets[0].name, *value);
-      return Flow::Normal;
-    }
-    if (!value->is(Value::Kind::List) ||
-        value->getList().size() != assignStmt->targets.size()) {
-      std::string found =
-          value->is(Value::Kind::List)
-              ? std::to_string(value->getList().size()) + " values"
-              : "a " + value->describe();
-      diags.error(assignStmt->getLoc(),
-                  "cannot unpack " + found + " into " +
-                      std::to_string(assignStmt->targets.size()) + " names");
-      for (const auto &target : assignStmt->targets)
-        assign(target.name, Value::none());
-      return Flow::Failed;
-    }
-    for (size_t i = 0; i < assignStmt->targets.size(); ++i)
-      assign(assignStmt->targets[i].name, value->getList()[i]);
-    return Flow::Normal;
-  }
+  if (auto *assignStmt = dyn_cast<ast::AssignStmt>(&stmt))
+    return execAssign(*assignStmt);
+  if (auto *paramStmt = dyn_cast<ast::ParamStmt>(&stmt))
+    return execParam(*paramStmt);
+  if (auto *forStmt = dyn_cast<ast::ForStmt>(&stmt))
+    return execFor(*forStmt);
+  if (auto *ifStmt = dyn_cast<ast::IfStmt>(&stmt))
+    return execIf(*ifStmt);
+  if (auto *returnStmt = dyn_cast<ast::ReturnStmt>(&stmt))
+    return execReturn(*returnStmt);
+  if (auto *assertStmt = dyn_cast<ast::AssertStmt>(&stmt))
+    return execAssert(*assertStmt);
+  return Flow::Failed;
+}
 
-  if (auto *paramStmt = dyn_cast<ast::ParamStmt>(&stmt)) {
-    auto fail = [&] {
-      assign(paramStmt->name, Value::none());
-      return Flow::Failed;
-    };
-    MaybeValue nameValue = eval(*paramStmt->checkpointName);
-    if (!nameValue)
-      return fail();
-    if (!nameValue->is(Value::Kind::Str)) {
-      diags.error(paramStmt->checkpointName->getLoc(),
-                  "a parameter's checkpoint name must be a string, got " +
-                      nameValue->describe());
-      return fail();
-    }
-    const std::string &name = nameValue->getStr();
-    if (name.empty()) {
-      diags.error(paramStmt->checkpointName->getLoc(),
-                  "empty checkpoint name");
-      return fail();
-    }
-    const std::string &dtype = paramStmt->type.dtype;
-    if (dtype != "f32" && dtype != "f16" && dtype != "bf16") {
-      diags.error(paramStmt->type.loc,
-                  "parameters are stored as f32, f16 or bf16, not " + dtype);
-      return fail();
-    }
-    std::vector<int64_t> shape;
-    SymShape symShape;
-    for (const ast::ExprPtr &dimExpr : paramStmt->type.dims) {
-      MaybeValue dim = eval(*dimExpr);
-      if (!dim)
-        return fail();
-      if (!dim->is(Value::Kind::Int)) {
-        diags.error(dimExpr->getLoc(),
-                    "parameter dimensions must be static ints, got " +
-                        dim->describe());
-        return fail();
-      }
-      if (dim->getInt() <= 0 ||
-          dim->getInt() > ElaborationLimits::maxDimSize) {
-        diags.error(dimExpr->getLoc(), "parameter dimension must be positive "
-                                       "and at most 2^40, got " +
-                                           dim->str());
-        return fail();
-      }
-      shape.push_back(dim->getInt());
-      symShape.push_back(SymDim::of(dim->getInt()));
-    }
-    if (shape.size() > ElaborationLimits::maxRank) {
-      diags.error(paramStmt->type.loc, "tensors have at most " +
-                                           std::to_string(
-                                               ElaborationLimits::maxRank) +
-                                           " dimensions");
-      return fail();
-    }
-    if (!checkShape(dtype, symShape, paramStmt->type.loc,
-                    "parameter '" + paramStmt->name + "'"))
-      return fail();
-    auto known = paramIndex.find(name);
-    if (known != paramIndex.end()) {
-      const ParamEntry &entry = params[known->second];
-      if (entry.shape != shape) {
-        diags.error(paramStmt->getLoc(),
-                    "checkpoint tensor '" + name + "' declared as " +
-                        shapeToString(dtype, symShape) +
-                        " but earlier as " +
-                        shapeToString(entry.dtype,
-                                      [&] {
-                                        SymShape s;
-                                        for (int64_t d : entry.shape)
-                                          s.push_back(SymDim::of(d));
-                                        return s;
-                                      }()));
-        diags.note(entry.loc, "earlier declaration is here");
-        return fail();
-      }
-    } else {
-      ParamEntry entry;
-      entry.name = name;
-      entry.dtype = dtype;
-      entry.shape = shape;
-      entry.loc = paramStmt->getLoc();
-      paramIndex[name] = params.size();
-      params.push_back(std::move(entry));
-    }
-    // One tfc.param per checkpoint tensor per entry: tied weights share it.
-    mlir::Value value;
-    auto existing = paramValues.find(name);
-    if (existing != paramValues.end()) {
-      value = existing->second;
-    } else {
-      auto created = createOp(
-          "tfc.param", {}, tensorType("f32", symShape),
-          {builder.getNamedAttr("name", builder.getStringAttr(name))},
-          paramStmt->getLoc());
-      if (!created)
-        return fail();
-      value = *created;
-      paramValues[name] = value;
-    }
-    TensorValue tensor{value, "f32", symShape, paramStmt->getLoc(),
-                       "`" + paramStmt->name + "`"};
-    assign(paramStmt->name, Value::ofTensor(tensor));
-    return Flow::Normal;
-  }
-
-  if (auto *forStmt = dyn_cast<ast::ForStmt>(&stmt)) {
-    MaybeValue lo = eval(*forStmt->lo);
-    MaybeValue hi = eval(*forStmt->hi);
-    if (!lo || !hi)
-      return Flow::Failed;
-    if (!lo->is(Value::Kind::Int) || !hi->is(Value::Kind::Int)) {
-      diags.error(forStmt->getLoc(), "loop bounds must be ints, got " +
-                                         lo->describe() + " .. " +
-                                         hi->describe());
-      return Flow::Failed;
-    }
-    int64_t trips = 0;
-    if (__builtin_sub_overflow(hi->getInt(), lo->getInt(), &trips) ||
-        trips > ElaborationLimits::maxLoopTrips) {
-      diags.error(forStmt->getLoc(),
-                  "loop " + lo->str() + " .. " + hi->str() +
-                      " is over the limit of " +
-                      std::to_string(ElaborationLimits::maxLoopTrips) +
-                      " iterations");
-      return Flow::Failed;
-    }
-    Flow result = Flow::Normal;
-    for (int64_t i = lo->getInt(); i < hi->getInt(); ++i) {
-      frames.back().scopes.emplace_back();
-      define(forStmt->var, Value::ofInt(i));
-      Flow flow = execBody(forStmt->body);
-      frames.back().scopes.pop_back();
-      if (flow == Flow::Returned) {
-        result = flow;
-        break;
-      }
-      if (flow == Flow::Failed) {
-        // The same error would repeat on every iteration.
-        result = flow;
-        break;
-      }
-    }
-    return result;
-  }
-
-  if (auto *ifStmt = dyn_cast<ast::IfStmt>(&stmt)) {
-    MaybeValue cond = eval(*ifStmt->cond);
-    if (!cond)
-      return Flow::Failed;
-    if (!cond->is(Value::Kind::Bool)) {
-      diags.error(ifStmt->cond->getLoc(),
-                  "`if` needs a static bool condition, got " +
-                      cond->describe());
-      return Flow::Failed;
-    }
-    frames.back().scopes.emplace_back();
-    Flow flow = execBody(cond->getBool() ? ifStmt->thenBody : ifStmt->elseBody);
-    frames.back().scopes.pop_back();
-    return flow;
-  }
-
-  if (auto *returnStmt = dyn_cast<ast::ReturnStmt>(&stmt)) {
-    // Collect locally: evaluating a value may call blocks, which return
-    // through `returned` themselves.
-    std::vector<std::pair<std::string, Value>> results;
-    bool ok = true;
-    for (const auto &result : returnStmt->values) {
-      MaybeValue value = eval(*result.value);
-      if (!value) {
-        ok = false;
-        continue;
-      }
-      std::string name = result.name;
-      if (name.empty())
-        if (auto *ident = dyn_cast<ast::IdentExpr>(result.value.get()))
-          name = ident->name;
-      results.emplace_back(name, *value);
-    }
-    returned = std::move(results);
-    returnLoc = returnStmt->getLoc();
-    return ok ? Flow::Returned : Flow::Failed;
-  }
-
-  if (auto *assertStmt = dyn_cast<ast::AssertStmt>(&stmt)) {
-    MaybeValue cond = eval(*assertStmt->cond);
-    if (!cond)
-      return Flow::Failed;
-    if (!cond->is(Value::Kind::Bool)) {
-      diags.error(assertStmt->cond->getLoc(),
-                  "`assert` needs a static bool condition, got " +
-                      cond->describe());
-      return Flow::Failed;
-    }
-    if (cond->getBool())
-      return Flow::Normal;
-    std::string message = "assertion failed";
-    if (assertStmt->message) {
-      MaybeValue text = eval(*assertStmt->message);
-      if (text)
-        message += ": " + text->str();
-    }
-    diags.error(assertStmt->getLoc(), message);
+ElaboratorImpl::Flow
+ElaboratorImpl::execAssign(const ast::AssignStmt &assignStmt) {
+  MaybeValue value = eval(*assignStmt.value);
+  if (!value) {
+    for (const auto &target : assignStmt.targets)
+      assign(target.name, Value::none()); // poison: no cascading errors
     return Flow::Failed;
   }
+  if (assignStmt.targets.size() == 1) {
+    assign(assignStmt.targets[0].name, *value);
+    return Flow::Normal;
+  }
+  if (!value->is(Value::Kind::List) ||
+      value->getList().size() != assignStmt.targets.size()) {
+    std::string found =
+        value->is(Value::Kind::List)
+            ? std::to_string(value->getList().size()) + " values"
+            : "a " + value->describe();
+    diags.error(assignStmt.getLoc(),
+                "cannot unpack " + found + " into " +
+                    std::to_string(assignStmt.targets.size()) + " names");
+    for (const auto &target : assignStmt.targets)
+      assign(target.name, Value::none());
+    return Flow::Failed;
+  }
+  for (size_t i = 0; i < assignStmt.targets.size(); ++i)
+    assign(assignStmt.targets[i].name, value->getList()[i]);
+  return Flow::Normal;
+}
+
+ElaboratorImpl::Flow
+ElaboratorImpl::execParam(const ast::ParamStmt &paramStmt) {
+  auto fail = [&] {
+    assign(paramStmt.name, Value::none());
+    return Flow::Failed;
+  };
+  MaybeValue nameValue = eval(*paramStmt.checkpointName);
+  if (!nameValue)
+    return fail();
+  if (!nameValue->is(Value::Kind::Str)) {
+    diags.error(paramStmt.checkpointName->getLoc(),
+                "a parameter's checkpoint name must be a string, got " +
+                    nameValue->describe());
+    return fail();
+  }
+  const std::string &name = nameValue->getStr();
+  if (name.empty()) {
+    diags.error(paramStmt.checkpointName->getLoc(), "empty checkpoint name");
+    return fail();
+  }
+  const std::string &dtype = paramStmt.type.dtype;
+  if (dtype != "f32" && dtype != "f16" && dtype != "bf16") {
+    diags.error(paramStmt.type.loc,
+                "parameters are stored as f32, f16 or bf16, not " + dtype);
+    return fail();
+  }
+  std::vector<int64_t> shape;
+  SymShape symShape;
+  if (!evalParamShape(paramStmt, shape, symShape) ||
+      !declareParam(paramStmt, name, shape, symShape))
+    return fail();
+  // One tfc.param per checkpoint tensor per entry: tied weights share it.
+  mlir::Value value;
+  auto existing = paramValues.find(name);
+  if (existing != paramValues.end()) {
+    value = existing->second;
+  } else {
+    auto created =
+        createOp("tfc.param", {}, tensorType("f32", symShape),
+                 {builder.getNamedAttr("name", builder.getStringAttr(name))},
+                 paramStmt.getLoc());
+    if (!created)
+      return fail();
+    value = *created;
+    paramValues[name] = value;
+  }
+  TensorValue tensor{value, "f32", symShape, paramStmt.getLoc(),
+                     "`" + paramStmt.name + "`"};
+  assign(paramStmt.name, Value::ofTensor(tensor));
+  return Flow::Normal;
+}
+
+bool ElaboratorImpl::evalParamShape(const ast::ParamStmt &paramStmt,
+                                    std::vector<int64_t> &shape,
+                                    SymShape &symShape) {
+  const std::string &dtype = paramStmt.type.dtype;
+  for (const ast::ExprPtr &dimExpr : paramStmt.type.dims) {
+    MaybeValue dim = eval(*dimExpr);
+    if (!dim)
+      return false;
+    if (!dim->is(Value::Kind::Int)) {
+      diags.error(dimExpr->getLoc(),
+                  "parameter dimensions must be static ints, got " +
+                      dim->describe());
+      return false;
+    }
+    if (dim->getInt() <= 0 || dim->getInt() > ElaborationLimits::maxDimSize) {
+      diags.error(dimExpr->getLoc(), "parameter dimension must be positive "
+                                     "and at most 2^40, got " +
+                                         dim->str());
+      return false;
+    }
+    shape.push_back(dim->getInt());
+    symShape.push_back(SymDim::of(dim->getInt()));
+  }
+  if (shape.size() > ElaborationLimits::maxRank) {
+    diags.error(paramStmt.type.loc,
+                "tensors have at most " +
+                    std::to_string(ElaborationLimits::maxRank) + " dimensions");
+    return false;
+  }
+  return checkShape(dtype, symShape, paramStmt.type.loc,
+                    "parameter '" + paramStmt.name + "'");
+}
+
+bool ElaboratorImpl::declareParam(const ast::ParamStmt &paramStmt,
+                                  const std::string &name,
+                                  const std::vector<int64_t> &shape,
+                                  const SymShape &symShape) {
+  const std::string &dtype = paramStmt.type.dtype;
+  auto known = paramIndex.find(name);
+  if (known != paramIndex.end()) {
+    const ParamEntry &entry = params[known->second];
+    if (entry.shape != shape) {
+      diags.error(paramStmt.getLoc(),
+                  "checkpoint tensor '" + name + "' declared as " +
+                      shapeToString(dtype, symShape) + " but earlier as " +
+                      shapeToString(entry.dtype, [&] {
+                        SymShape s;
+                        for (int64_t d : entry.shape)
+                          s.push_back(SymDim::of(d));
+                        return s;
+                      }()));
+      diags.note(entry.loc, "earlier declaration is here");
+      return false;
+    }
+    return true;
+  }
+  ParamEntry entry;
+  entry.name = name;
+  entry.dtype = dtype;
+  entry.shape = shape;
+  entry.loc = paramStmt.getLoc();
+  paramIndex[name] = params.size();
+  params.push_back(std::move(entry));
+  return true;
+}
+
+ElaboratorImpl::Flow ElaboratorImpl::execFor(const ast::ForStmt &forStmt) {
+  MaybeValue lo = eval(*forStmt.lo);
+  MaybeValue hi = eval(*forStmt.hi);
+  if (!lo || !hi)
+    return Flow::Failed;
+  if (!lo->is(Value::Kind::Int) || !hi->is(Value::Kind::Int)) {
+    diags.error(forStmt.getLoc(), "loop bounds must be ints, got " +
+                                      lo->describe() + " .. " + hi->describe());
+    return Flow::Failed;
+  }
+  int64_t trips = 0;
+  if (__builtin_sub_overflow(hi->getInt(), lo->getInt(), &trips) ||
+      trips > ElaborationLimits::maxLoopTrips) {
+    diags.error(forStmt.getLoc(),
+                "loop " + lo->str() + " .. " + hi->str() +
+                    " is over the limit of " +
+                    std::to_string(ElaborationLimits::maxLoopTrips) +
+                    " iterations");
+    return Flow::Failed;
+  }
+  Flow result = Flow::Normal;
+  for (int64_t i = lo->getInt(); i < hi->getInt(); ++i) {
+    frames.back().scopes.emplace_back();
+    define(forStmt.var, Value::ofInt(i));
+    Flow flow = execBody(forStmt.body);
+    frames.back().scopes.pop_back();
+    if (flow == Flow::Returned) {
+      result = flow;
+      break;
+    }
+    if (flow == Flow::Failed) {
+      // The same error would repeat on every iteration.
+      result = flow;
+      break;
+    }
+  }
+  return result;
+}
+
+ElaboratorImpl::Flow ElaboratorImpl::execIf(const ast::IfStmt &ifStmt) {
+  MaybeValue cond = eval(*ifStmt.cond);
+  if (!cond)
+    return Flow::Failed;
+  if (!cond->is(Value::Kind::Bool)) {
+    diags.error(ifStmt.cond->getLoc(),
+                "`if` needs a static bool condition, got " + cond->describe());
+    return Flow::Failed;
+  }
+  frames.back().scopes.emplace_back();
+  Flow flow = execBody(cond->getBool() ? ifStmt.thenBody : ifStmt.elseBody);
+  frames.back().scopes.pop_back();
+  return flow;
+}
+
+ElaboratorImpl::Flow
+ElaboratorImpl::execReturn(const ast::ReturnStmt &returnStmt) {
+  // Collect locally: evaluating a value may call blocks, which return
+  // through `returned` themselves.
+  std::vector<std::pair<std::string, Value>> results;
+  bool ok = true;
+  for (const auto &result : returnStmt.values) {
+    MaybeValue value = eval(*result.value);
+    if (!value) {
+      ok = false;
+      continue;
+    }
+    std::string name = result.name;
+    if (name.empty())
+      if (auto *ident = dyn_cast<ast::IdentExpr>(result.value.get()))
+        name = ident->name;
+    results.emplace_back(name, *value);
+  }
+  returned = std::move(results);
+  returnLoc = returnStmt.getLoc();
+  return ok ? Flow::Returned : Flow::Failed;
+}
+
+ElaboratorImpl::Flow
+ElaboratorImpl::execAssert(const ast::AssertStmt &assertStmt) {
+  MaybeValue cond = eval(*assertStmt.cond);
+  if (!cond)
+    return Flow::Failed;
+  if (!cond->is(Value::Kind::Bool)) {
+    diags.error(assertStmt.cond->getLoc(),
+                "`assert` needs a static bool condition, got " +
+                    cond->describe());
+    return Flow::Failed;
+  }
+  if (cond->getBool())
+    return Flow::Normal;
+  std::string message = "assertion failed";
+  if (assertStmt.message) {
+    MaybeValue text = eval(*assertStmt.message);
+    if (text)
+      message += ": " + text->str();
+  }
+  diags.error(assertStmt.getLoc(), message);
   return Flow::Failed;
 }
 
@@ -1074,6 +1100,7 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
   const ast::Module *main = modules.empty() ? nullptr : modules.back();
   if (!main)
     return result;
+  // Here, not in a callee: nested evaluation is measured from run's frame.
   stackBase = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   stackBudget = ElaborationLimits::maxStackBytes;
   struct rlimit limit;
@@ -1084,6 +1111,29 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
   result.modelName = main->modelName.value_or("");
   frames.push_back(Frame{{Scope{}}, std::nullopt});
 
+  collectBlocks(modules);
+  evalConfig(modules, result);
+  bool dimsOk = evalDims(modules);
+  result.dimBounds = dimBounds;
+  frames.pop_back();
+  // Entries specialized to sizes beyond a bound would only fail later with
+  // a message about whatever op first notices.
+  if (!dimsOk)
+    return result;
+
+  for (const ast::EntryDecl *entry : collectEntries(modules, *main)) {
+    if (diags.tooManyErrors() || exhausted)
+      break;
+    elaborateEntry(*entry, result);
+  }
+
+  builder.clearInsertionPoint();
+  finishModule(*main, result);
+  return result;
+}
+
+void ElaboratorImpl::collectBlocks(
+    const std::vector<const ast::Module *> &modules) {
   // Blocks: later modules may redefine earlier ones (a model overriding a
   // prelude block), but one module may not define a name twice.
   for (const ast::Module *mod : modules) {
@@ -1098,7 +1148,10 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
       blocks[block.name] = &block;
     }
   }
+}
 
+void ElaboratorImpl::evalConfig(const std::vector<const ast::Module *> &modules,
+                                ElaboratedModel &result) {
   // Config: evaluated in order; `--set` overrides replace values.
   // A later file may redefine an earlier file's value (a model file over
   // an imported architecture's defaults); one file may not say it twice.
@@ -1141,7 +1194,9 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
     for (const ast::ConfigEntry &entry : mod->config)
       if (listed.insert(entry.name).second)
         result.config.emplace_back(entry.name, config[entry.name]);
+}
 
+bool ElaboratorImpl::evalDims(const std::vector<const ast::Module *> &modules) {
   // Dimension bounds.
   bool dimsOk = true;
   for (const ast::Module *mod : modules) {
@@ -1165,13 +1220,12 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
       dimsOk = checkDimValue(dim.name, bound->getInt(), dim.loc) && dimsOk;
     }
   }
-  result.dimBounds = dimBounds;
-  frames.pop_back();
-  // Entries specialized to sizes beyond a bound would only fail later with
-  // a message about whatever op first notices.
-  if (!dimsOk)
-    return result;
+  return dimsOk;
+}
 
+std::vector<const ast::EntryDecl *>
+ElaboratorImpl::collectEntries(const std::vector<const ast::Module *> &modules,
+                               const ast::Module &main) {
   // Entries may come from imported files (a shared architecture file with
   // one small file of config per model size); a later file's entry of the
   // same name replaces an earlier one.
@@ -1194,186 +1248,194 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
     }
   }
   if (entries.empty())
-    diags.error(main->modelLoc.isValid() ? main->modelLoc
-                                         : SourceLoc{main->fileId, 0, 0},
+    diags.error(main.modelLoc.isValid() ? main.modelLoc
+                                        : SourceLoc{main.fileId, 0, 0},
                 "the model declares no `entry`");
+  return entries;
+}
 
-  for (const ast::EntryDecl *entryPtr : entries) {
-    const ast::EntryDecl &entry = *entryPtr;
-    if (diags.tooManyErrors() || exhausted)
-      break;
-    entryDims.clear();
-    paramValues.clear();
-    constantCache.clear();
-    // Ops are only created in an entry's body: until it exists (while the
-    // input types are evaluated) createOp refuses, rather than inserting
-    // into the previous entry's function, which may have been erased.
-    builder.clearInsertionPoint();
-    frames.push_back(Frame{{Scope{}}, std::nullopt});
-
-    // Input types: unknown names in dimensions are symbolic dims.
-    std::vector<mlir::Type> argTypes;
-    std::vector<TensorValue> inputs;
-    // Symbolic dims bound to sizes by ElaborateOptions::dimValues: still
-    // names the body can use, now as ints.
-    std::map<std::string, int64_t> specialized;
-    std::vector<mlir::Attribute> dimAttrs;
-    bool inputsOk = true;
-    for (const ast::ParamDecl &input : entry.inputs) {
-      if (!input.tensorType) {
-        diags.error(input.loc, "entry input '" + input.name +
-                                   "' needs a tensor type like i32[batch, seq]");
-        inputsOk = false;
+bool ElaboratorImpl::evalEntryInputs(const ast::EntryDecl &entry,
+                                     EntryInputs &in) {
+  // Input types: unknown names in dimensions are symbolic dims.
+  bool inputsOk = true;
+  for (const ast::ParamDecl &input : entry.inputs) {
+    if (!input.tensorType) {
+      diags.error(input.loc, "entry input '" + input.name +
+                                 "' needs a tensor type like i32[batch, seq]");
+      inputsOk = false;
+      continue;
+    }
+    const ast::TensorTypeExpr &type = *input.tensorType;
+    if (type.dtype != "f32" && type.dtype != "i32" && type.dtype != "i64" &&
+        type.dtype != "bool") {
+      diags.error(type.loc, "entry inputs are f32, i32, i64 or bool, not " +
+                                type.dtype);
+      inputsOk = false;
+      continue;
+    }
+    SymShape shape;
+    std::vector<std::string> names;
+    for (const ast::ExprPtr &dimExpr : type.dims) {
+      if (auto *ident = dyn_cast<ast::IdentExpr>(dimExpr.get());
+          ident && !lookup(ident->name)) {
+        auto fixed = options.dimValues.find(ident->name);
+        if (fixed != options.dimValues.end()) {
+          shape.push_back(SymDim::of(fixed->second));
+          in.specialized[ident->name] = fixed->second;
+        } else {
+          shape.push_back(SymDim::symbol(ident->name));
+        }
+        names.push_back(ident->name);
+        symbolicDims.insert(ident->name);
         continue;
       }
-      const ast::TensorTypeExpr &type = *input.tensorType;
-      if (type.dtype != "f32" && type.dtype != "i32" && type.dtype != "i64" &&
-          type.dtype != "bool") {
-        diags.error(type.loc, "entry inputs are f32, i32, i64 or bool, not " +
-                                  type.dtype);
+      MaybeValue dim = eval(*dimExpr);
+      if (!dim) {
         inputsOk = false;
-        continue;
-      }
-      SymShape shape;
-      std::vector<std::string> names;
-      for (const ast::ExprPtr &dimExpr : type.dims) {
-        if (auto *ident = dyn_cast<ast::IdentExpr>(dimExpr.get());
-            ident && !lookup(ident->name)) {
-          auto fixed = options.dimValues.find(ident->name);
-          if (fixed != options.dimValues.end()) {
-            shape.push_back(SymDim::of(fixed->second));
-            specialized[ident->name] = fixed->second;
-          } else {
-            shape.push_back(SymDim::symbol(ident->name));
-          }
-          names.push_back(ident->name);
-          symbolicDims.insert(ident->name);
-          continue;
-        }
-        MaybeValue dim = eval(*dimExpr);
-        if (!dim) {
-          inputsOk = false;
-          break;
-        }
-        if (!dim->is(Value::Kind::Int) || dim->getInt() <= 0 ||
-            dim->getInt() > ElaborationLimits::maxDimSize) {
-          diags.error(dimExpr->getLoc(),
-                      "an input dimension must be a positive int or a "
-                      "symbolic name, got " +
-                          dim->str());
-          inputsOk = false;
-          break;
-        }
-        shape.push_back(SymDim::of(dim->getInt()));
-        names.push_back(std::to_string(dim->getInt()));
-      }
-      if (shape.size() > ElaborationLimits::maxRank) {
-        diags.error(type.loc, "tensors have at most 8 dimensions");
-        inputsOk = false;
-      }
-      if (inputsOk && !checkShape(type.dtype, shape, type.loc,
-                                  "entry input '" + input.name + "'"))
-        inputsOk = false;
-      if (!inputsOk)
         break;
-      argTypes.push_back(tensorType(type.dtype, shape));
-      inputs.push_back(TensorValue{{}, type.dtype, shape, input.loc,
-                                   "`" + input.name + "`"});
-      std::vector<mlir::Attribute> nameAttrs;
-      for (const std::string &name : names)
-        nameAttrs.push_back(builder.getStringAttr(name));
-      dimAttrs.push_back(builder.getArrayAttr(nameAttrs));
-    }
-    if (!inputsOk) {
-      frames.pop_back();
-      continue;
-    }
-
-    builder.setInsertionPointToEnd(result.module->getBody());
-    auto func = builder.create<mlir::func::FuncOp>(
-        loc(entry.loc), entry.name, builder.getFunctionType(argTypes, {}));
-    mlir::Block *body = func.addEntryBlock();
-    builder.setInsertionPointToStart(body);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      inputs[i].value = body->getArgument(i);
-      func.setArgAttr(i, "tfc.dims", dimAttrs[i]);
-      func.setArgAttr(i, "tfc.name",
-                      builder.getStringAttr(entry.inputs[i].name));
-      for (size_t axis = 0; axis < inputs[i].shape.size(); ++axis) {
-        const SymDim &dim = inputs[i].shape[axis];
-        if (!dim.isStatic() && dim.terms.size() == 1)
-          entryDims.emplace(dim.terms.begin()->first,
-                            DimSource{inputs[i].value,
-                                      static_cast<int64_t>(axis)});
       }
-      define(entry.inputs[i].name, Value::ofTensor(inputs[i]));
-    }
-    for (const auto &[name, source] : entryDims)
-      define(name, Value::ofDim(SymDim::symbol(name), source));
-    for (const auto &[name, size] : specialized)
-      define(name, Value::ofInt(size));
-
-    returned.clear();
-    Flow flow = execBody(entry.body);
-    std::vector<std::pair<std::string, Value>> results = std::move(returned);
-    returned.clear();
-    frames.pop_back();
-    if (flow == Flow::Failed) {
-      func.erase();
-      continue;
-    }
-    if (flow != Flow::Returned || results.empty()) {
-      diags.error(entry.loc, "entry `" + entry.name + "` returns nothing");
-      func.erase();
-      continue;
-    }
-    std::vector<mlir::Value> outputs;
-    std::vector<std::string> outputNames;
-    std::vector<mlir::Attribute> outputDims;
-    bool outputsOk = true;
-    for (size_t i = 0; i < results.size(); ++i) {
-      const Value &value = results[i].second;
-      if (!value.isTensor()) {
-        diags.error(returnLoc, "entry outputs must be tensors; output " +
-                                   std::to_string(i) + " is a " +
-                                   value.describe());
-        outputsOk = false;
-        continue;
+      if (!dim->is(Value::Kind::Int) || dim->getInt() <= 0 ||
+          dim->getInt() > ElaborationLimits::maxDimSize) {
+        diags.error(dimExpr->getLoc(),
+                    "an input dimension must be a positive int or a "
+                    "symbolic name, got " +
+                        dim->str());
+        inputsOk = false;
+        break;
       }
-      outputs.push_back(value.getTensor().value);
-      std::vector<mlir::Attribute> dimNames;
-      for (const SymDim &dim : value.getTensor().shape)
-        dimNames.push_back(builder.getStringAttr(dim.str()));
-      outputDims.push_back(builder.getArrayAttr(dimNames));
-      std::string name = results[i].first;
-      if (name.empty())
-        name = "output" + std::to_string(i);
-      if (std::find(outputNames.begin(), outputNames.end(), name) !=
-          outputNames.end()) {
-        diags.error(returnLoc, "two outputs are named '" + name + "'");
-        outputsOk = false;
-      }
-      outputNames.push_back(name);
+      shape.push_back(SymDim::of(dim->getInt()));
+      names.push_back(std::to_string(dim->getInt()));
     }
-    if (!outputsOk) {
-      func.erase();
-      continue;
+    if (shape.size() > ElaborationLimits::maxRank) {
+      diags.error(type.loc, "tensors have at most 8 dimensions");
+      inputsOk = false;
     }
-    builder.setInsertionPointToEnd(body);
-    builder.create<mlir::func::ReturnOp>(loc(returnLoc), outputs);
-    std::vector<mlir::Type> resultTypes;
-    for (mlir::Value v : outputs)
-      resultTypes.push_back(v.getType());
-    func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
-    for (size_t i = 0; i < outputNames.size(); ++i) {
-      func.setResultAttr(i, "tfc.name",
-                         builder.getStringAttr(outputNames[i]));
-      func.setResultAttr(i, "tfc.dims", outputDims[i]);
-    }
+    if (inputsOk && !checkShape(type.dtype, shape, type.loc,
+                                "entry input '" + input.name + "'"))
+      inputsOk = false;
+    if (!inputsOk)
+      break;
+    in.argTypes.push_back(tensorType(type.dtype, shape));
+    in.inputs.push_back(TensorValue{{}, type.dtype, shape, input.loc,
+                                    "`" + input.name + "`"});
+    std::vector<mlir::Attribute> nameAttrs;
+    for (const std::string &name : names)
+      nameAttrs.push_back(builder.getStringAttr(name));
+    in.dimAttrs.push_back(builder.getArrayAttr(nameAttrs));
   }
+  return inputsOk;
+}
 
+void ElaboratorImpl::elaborateEntry(const ast::EntryDecl &entry,
+                                    ElaboratedModel &result) {
+  entryDims.clear();
+  paramValues.clear();
+  constantCache.clear();
+  // Ops are only created in an entry's body: until it exists (while the
+  // input types are evaluated) createOp refuses, rather than inserting
+  // into the previous entry's function, which may have been erased.
   builder.clearInsertionPoint();
+  frames.push_back(Frame{{Scope{}}, std::nullopt});
 
+  EntryInputs in;
+  if (!evalEntryInputs(entry, in)) {
+    frames.pop_back();
+    return;
+  }
+  std::vector<mlir::Type> &argTypes = in.argTypes;
+  std::vector<TensorValue> &inputs = in.inputs;
+
+  builder.setInsertionPointToEnd(result.module->getBody());
+  auto func = builder.create<mlir::func::FuncOp>(
+      loc(entry.loc), entry.name, builder.getFunctionType(argTypes, {}));
+  mlir::Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].value = body->getArgument(i);
+    func.setArgAttr(i, "tfc.dims", in.dimAttrs[i]);
+    func.setArgAttr(i, "tfc.name",
+                    builder.getStringAttr(entry.inputs[i].name));
+    for (size_t axis = 0; axis < inputs[i].shape.size(); ++axis) {
+      const SymDim &dim = inputs[i].shape[axis];
+      if (!dim.isStatic() && dim.terms.size() == 1)
+        entryDims.emplace(dim.terms.begin()->first,
+                          DimSource{inputs[i].value,
+                                    static_cast<int64_t>(axis)});
+    }
+    define(entry.inputs[i].name, Value::ofTensor(inputs[i]));
+  }
+  for (const auto &[name, source] : entryDims)
+    define(name, Value::ofDim(SymDim::symbol(name), source));
+  for (const auto &[name, size] : in.specialized)
+    define(name, Value::ofInt(size));
+
+  returned.clear();
+  Flow flow = execBody(entry.body);
+  std::vector<std::pair<std::string, Value>> results = std::move(returned);
+  returned.clear();
+  frames.pop_back();
+  if (flow == Flow::Failed) {
+    func.erase();
+    return;
+  }
+  if (flow != Flow::Returned || results.empty()) {
+    diags.error(entry.loc, "entry `" + entry.name + "` returns nothing");
+    func.erase();
+    return;
+  }
+  std::vector<mlir::Value> outputs;
+  std::vector<std::string> outputNames;
+  std::vector<mlir::Attribute> outputDims;
+  if (!collectEntryOutputs(results, outputs, outputNames, outputDims)) {
+    func.erase();
+    return;
+  }
+  builder.setInsertionPointToEnd(body);
+  builder.create<mlir::func::ReturnOp>(loc(returnLoc), outputs);
+  std::vector<mlir::Type> resultTypes;
+  for (mlir::Value v : outputs)
+    resultTypes.push_back(v.getType());
+  func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  for (size_t i = 0; i < outputNames.size(); ++i) {
+    func.setResultAttr(i, "tfc.name", builder.getStringAttr(outputNames[i]));
+    func.setResultAttr(i, "tfc.dims", outputDims[i]);
+  }
+}
+
+bool ElaboratorImpl::collectEntryOutputs(
+    const std::vector<std::pair<std::string, Value>> &results,
+    std::vector<mlir::Value> &outputs, std::vector<std::string> &outputNames,
+    std::vector<mlir::Attribute> &outputDims) {
+  bool outputsOk = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Value &value = results[i].second;
+    if (!value.isTensor()) {
+      diags.error(returnLoc, "entry outputs must be tensors; output " +
+                                 std::to_string(i) + " is a " +
+                                 value.describe());
+      outputsOk = false;
+      continue;
+    }
+    outputs.push_back(value.getTensor().value);
+    std::vector<mlir::Attribute> dimNames;
+    for (const SymDim &dim : value.getTensor().shape)
+      dimNames.push_back(builder.getStringAttr(dim.str()));
+    outputDims.push_back(builder.getArrayAttr(dimNames));
+    std::string name = results[i].first;
+    if (name.empty())
+      name = "output" + std::to_string(i);
+    if (std::find(outputNames.begin(), outputNames.end(), name) !=
+        outputNames.end()) {
+      diags.error(returnLoc, "two outputs are named '" + name + "'");
+      outputsOk = false;
+    }
+    outputNames.push_back(name);
+  }
+  return outputsOk;
+}
+
+void ElaboratorImpl::finishModule(const ast::Module &main,
+                                  ElaboratedModel &result) {
   // Module attributes describe the model to tools and the runtime.
   mlir::ModuleOp module = *result.module;
   if (!result.modelName.empty())
@@ -1400,10 +1462,9 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
           return mlir::success();
         });
     if (mlir::failed(mlir::verify(module)))
-      diags.error(main->modelLoc,
+      diags.error(main.modelLoc,
                   "internal error: generated IR does not verify:\n" + messages);
   }
-  return result;
 }
 
 ElaboratedModel tfc::elaborate(const std::vector<const ast::Module *> &modules,

@@ -71,6 +71,45 @@ public:
   ElaboratedModel run(const std::vector<const ast::Module *> &modules);
 
   //===--------------------------------------------------------------------===//
+  // The module and its entries (the steps of run())
+  //===--------------------------------------------------------------------===//
+  /// An entry's inputs, from their declared types.
+  struct EntryInputs {
+    std::vector<mlir::Type> argTypes;
+    /// Without their values until the function exists.
+    std::vector<TensorValue> inputs;
+    /// Symbolic dims bound to sizes by ElaborateOptions::dimValues: still
+    /// names the body can use, now as ints.
+    std::map<std::string, int64_t> specialized;
+    /// Per input, the names of its dimensions (`tfc.dims`).
+    std::vector<mlir::Attribute> dimAttrs;
+  };
+  /// Registers every module's blocks; reports one defined twice in a module.
+  void collectBlocks(const std::vector<const ast::Module *> &modules);
+  /// Evaluates the config values with the `--set` overrides; lists them in
+  /// `result`.
+  void evalConfig(const std::vector<const ast::Module *> &modules,
+                  ElaboratedModel &result);
+  /// Evaluates the dims' bounds; false when a requested size exceeds one.
+  bool evalDims(const std::vector<const ast::Module *> &modules);
+  /// The entries to elaborate, a later file's replacing an earlier one's.
+  std::vector<const ast::EntryDecl *>
+  collectEntries(const std::vector<const ast::Module *> &modules,
+                 const ast::Module &main);
+  /// Evaluates an entry's input types; false after an error.
+  bool evalEntryInputs(const ast::EntryDecl &entry, EntryInputs &in);
+  /// Builds an entry's function in `result.module` (erased after an error).
+  void elaborateEntry(const ast::EntryDecl &entry, ElaboratedModel &result);
+  /// The values, names and dims of an entry's outputs; false after an error.
+  bool
+  collectEntryOutputs(const std::vector<std::pair<std::string, Value>> &results,
+                      std::vector<mlir::Value> &outputs,
+                      std::vector<std::string> &outputNames,
+                      std::vector<mlir::Attribute> &outputDims);
+  /// Sets the module's attributes and params and verifies the IR.
+  void finishModule(const ast::Module &main, ElaboratedModel &result);
+
+  //===--------------------------------------------------------------------===//
   // Scopes
   //===--------------------------------------------------------------------===//
   struct Scope {
@@ -97,6 +136,20 @@ public:
   enum class Flow { Normal, Returned, Failed };
   Flow execBody(const ast::Body &body);
   Flow execStmt(const ast::Stmt &stmt);
+  Flow execAssign(const ast::AssignStmt &stmt);
+  Flow execParam(const ast::ParamStmt &stmt);
+  /// A parameter's static shape; false after an error.
+  bool evalParamShape(const ast::ParamStmt &stmt, std::vector<int64_t> &shape,
+                      SymShape &symShape);
+  /// Records checkpoint tensor `name`, or checks it against its earlier
+  /// declaration; false after an error.
+  bool declareParam(const ast::ParamStmt &stmt, const std::string &name,
+                    const std::vector<int64_t> &shape,
+                    const SymShape &symShape);
+  Flow execFor(const ast::ForStmt &stmt);
+  Flow execIf(const ast::IfStmt &stmt);
+  Flow execReturn(const ast::ReturnStmt &stmt);
+  Flow execAssert(const ast::AssertStmt &stmt);
   MaybeValue eval(const ast::Expr &expr);
   MaybeValue evalBinary(const ast::BinaryExpr &expr);
   MaybeValue evalStaticBinary(ast::BinaryOp op, const Value &lhs,
