@@ -148,17 +148,9 @@ int main(int argc, char **argv) {
         if (!tokenizer) {
           std::printf("%d ", id);
         } else if (auto text = tokenizer->decode(generated)) {
-          // Whole characters only: hold back a trailing partial UTF-8
-          // sequence (finished at the end in any case).
-          size_t n = text->size(), back = 0;
-          while (back < 3 && back < n &&
-                 (static_cast<unsigned char>((*text)[n - 1 - back]) & 0xC0) ==
-                     0x80)
-            ++back;
-          size_t complete = back < n && (static_cast<unsigned char>(
-                                             (*text)[n - 1 - back]) & 0x80)
-                                ? n - 1 - back
-                                : n;
+          // Whole characters only: a trailing partial UTF-8 sequence waits
+          // (and is written at the end in any case).
+          size_t complete = rt::tok::completeUtf8Prefix(*text);
           if (complete > printed) {
             std::fwrite(text->data() + printed, 1, complete - printed, stdout);
             printed = complete;

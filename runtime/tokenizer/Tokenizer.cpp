@@ -278,6 +278,22 @@ bool Tokenizer::isSpecial(int32_t id) const {
   return it != impl->addedById.end() && impl->added[it->second].special;
 }
 
+size_t completeUtf8Prefix(std::string_view text) {
+  // Look back at most 3 bytes for the start of a character that needs more.
+  size_t n = text.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    unsigned char c = static_cast<unsigned char>(text[n - back]);
+    if ((c & 0xC0) == 0x80)
+      continue; // a continuation byte: keep looking for the lead byte
+    size_t need = (c & 0xE0) == 0xC0   ? 2
+                  : (c & 0xF0) == 0xE0 ? 3
+                  : (c & 0xF8) == 0xF0 ? 4
+                                       : 1;
+    return need > back ? n - back : n;
+  }
+  return n;
+}
+
 bool Tokenizer::hasTruncation() const {
   return maxLengthOverride || (truncate && impl->truncation.present);
 }

@@ -117,6 +117,11 @@ private:
   std::optional<size_t> maxLengthOverride;
 };
 
+/// How many leading bytes of `text` form complete UTF-8 characters: what a
+/// stream of decoded tokens can print now (byte-level BPE splits characters
+/// across tokens). An invalid byte counts as complete: it never becomes valid.
+size_t completeUtf8Prefix(std::string_view text);
+
 } // namespace tfc::rt::tok
 
 #endif // TFC_RUNTIME_TOKENIZER_TOKENIZER_H

@@ -53,26 +53,10 @@ bool TextStream::push(int32_t id, const std::vector<std::string> &stops) {
   return false;
 }
 
-size_t driver::completeUtf8Prefix(const std::string &text) {
-  // Look back at most 3 bytes for the start of a character that needs more.
-  size_t n = text.size();
-  for (size_t back = 1; back <= 3 && back <= n; ++back) {
-    unsigned char c = static_cast<unsigned char>(text[n - back]);
-    if ((c & 0xC0) == 0x80)
-      continue; // a continuation byte: keep looking for the lead byte
-    size_t need = (c & 0xE0) == 0xC0   ? 2
-                  : (c & 0xF0) == 0xE0 ? 3
-                  : (c & 0xF8) == 0xF0 ? 4
-                                       : 1;
-    return need > back ? n - back : n;
-  }
-  return n;
-}
-
 void TextStream::flush(llvm::raw_ostream &os) {
   os << pending;
   pending.clear();
-  size_t complete = completeUtf8Prefix(generatedText);
+  size_t complete = rt::tok::completeUtf8Prefix(generatedText);
   // Decoding the whole sequence again can change earlier bytes only in a
   // held-back tail, never what was written (complete characters).
   if (complete > written) {

@@ -77,9 +77,6 @@ std::optional<TextStream> openTextStream(const PromptOptions &options);
 std::optional<std::vector<int32_t>> promptIds(const PromptOptions &options,
                                               const TextStream &stream);
 
-/// How many leading bytes of `text` form complete UTF-8 characters (an
-/// invalid byte counts as complete: it will not become valid later).
-size_t completeUtf8Prefix(const std::string &text);
 
 } // namespace tfc::driver
 
