@@ -255,28 +255,81 @@ void vectorizeLanes(Func f, const RVar &r, const LoopLevel &at) {
   lanes.update().vectorize(lane);
 }
 
-llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
+/// The operands and attributes of a tfc.fused_attention.
+struct AttentionOperands {
+  TensorInput *q, *k, *v;
+  const TensorInput *keep, *bias; // null when absent
+  float scale, fill;
+  bool causal;
+};
+
+/// Sizes (Exprs, constant where static) and the chunking of the keys.
+struct AttentionShape {
+  Expr B, H, D, Sk, Sq, Dv;
+  std::optional<int64_t> staticD, staticDv;
+  /// Keys per chunk: C = min(Sk, kKeyChunk) (at least 1), ceil(Sk / C)
+  /// chunks.
+  Expr C, numChunks;
+};
+
+/// Halide-order vars: e (value channel), d (head dim), j (key), jj (key in
+/// a chunk), ch (chunk), i (query), ii (query in a block), qb (query
+/// block), h (head), b (batch).
+struct AttentionVars {
+  Var e{"e"}, d{"d"}, j{"j"}, jj{"jj"}, ch{"ch"}, i{"i"}, ii{"ii"}, qb{"qb"},
+      h{"h"}, b{"b"};
+};
+
+/// The stages of the kernel (created named, in this order) and their
+/// reduction domains.
+struct AttentionFuncs {
+  explicit AttentionFuncs(const KernelContext &ctx)
+      : kin(ctx.func("kin")), kt(ctx.func("kt")), sacc(ctx.func("qk")),
+        raw(ctx.func("scores")), s(ctx.func("masked")),
+        bmax(ctx.func("chunk_max")), p(ctx.func("weights")),
+        bsum(ctx.func("chunk_sum")), pv(ctx.func("pv")), acc(ctx.func("acc")),
+        out(ctx.func()) {}
+
+  Func kin, kt, sacc, raw, s, bmax, p, bsum, pv, acc, out;
+  RDom rd, rj, rc;
+};
+
+constexpr float kLowestScore = -FLT_MAX;
+
+/// exp of a non-positive argument, clamped so that it never underflows
+/// through Halide's exp (whose exponent is computed in int32).
+Expr expNeg(const Expr &x) { return exp(max(x, -88.0f)); }
+
+/// Reads q, k, v and the optional keep and bias operands of `op`, checks
+/// their count and ranks, and reads the attributes.
+llvm::Expected<AttentionOperands> readAttentionOperands(KernelContext &ctx,
+                                                        FusedAttentionOp op) {
   if (ctx.inputs.size() < 3)
     return ctx.error("expects q, k and v");
-  TensorInput &q = ctx.inputs[0];
-  TensorInput &k = ctx.inputs[1];
-  TensorInput &v = ctx.inputs[2];
+  AttentionOperands o;
+  o.q = &ctx.inputs[0];
+  o.k = &ctx.inputs[1];
+  o.v = &ctx.inputs[2];
   size_t next = 3;
-  const TensorInput *keep = op.getKeep() ? &ctx.inputs[next++] : nullptr;
-  const TensorInput *bias = op.getBias() ? &ctx.inputs[next++] : nullptr;
+  o.keep = op.getKeep() ? &ctx.inputs[next++] : nullptr;
+  o.bias = op.getBias() ? &ctx.inputs[next++] : nullptr;
   if (next != ctx.inputs.size())
     return ctx.error("unexpected operands");
-  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 ||
+  if (o.q->rank() != 4 || o.k->rank() != 4 || o.v->rank() != 4 ||
       ctx.resultRank() != 4)
     return ctx.error("q, k, v and the result must have rank 4");
-  if ((keep && keep->rank() > 4) || (bias && bias->rank() > 4))
+  if ((o.keep && o.keep->rank() > 4) || (o.bias && o.bias->rank() > 4))
     return ctx.error("keep and bias must have rank <= 4");
-  const float scale = static_cast<float>(op.getScale().convertToDouble());
-  const float fill = static_cast<float>(op.getFill().convertToDouble());
-  const bool causal = op.getCausal();
+  o.scale = static_cast<float>(op.getScale().convertToDouble());
+  o.fill = static_cast<float>(op.getFill().convertToDouble());
+  o.causal = op.getCausal();
+  return o;
+}
 
-  // Sizes. Where an operand is dynamic and another gives the size, the
-  // kernel constrains it, so mismatched buffers are refused.
+/// Sizes. Where an operand is dynamic and another gives the size, the
+/// kernel constrains it, so mismatched buffers are refused.
+AttentionShape attentionShape(const AttentionOperands &o) {
+  TensorInput &q = *o.q, &k = *o.k, &v = *o.v;
   auto tie = [](TensorInput &t, int axis, const Expr &extent) {
     if (!t.staticExtent(axis))
       t.param.dim(t.hdim(axis)).set_extent(extent);
@@ -288,224 +341,266 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
       return y.extent(axis);
     return x.extent(axis);
   };
-  Expr B = pick(q, k, 0), H = pick(q, k, 1), D = pick(q, k, 3);
+  AttentionShape sh;
+  sh.B = pick(q, k, 0);
+  sh.H = pick(q, k, 1);
+  sh.D = pick(q, k, 3);
   for (TensorInput *t : {&q, &k, &v}) {
-    tie(*t, 0, B);
-    tie(*t, 1, H);
+    tie(*t, 0, sh.B);
+    tie(*t, 1, sh.H);
   }
-  tie(q, 3, D);
-  tie(k, 3, D);
-  Expr Sk = pick(k, v, 2);
-  tie(k, 2, Sk);
-  tie(v, 2, Sk);
-  Expr Sq = q.extent(2);
-  Expr Dv = v.extent(3);
-  std::optional<int64_t> staticD = q.staticExtent(3) ? q.staticExtent(3)
-                                                     : k.staticExtent(3);
-  std::optional<int64_t> staticDv = v.staticExtent(3);
+  tie(q, 3, sh.D);
+  tie(k, 3, sh.D);
+  sh.Sk = pick(k, v, 2);
+  tie(k, 2, sh.Sk);
+  tie(v, 2, sh.Sk);
+  sh.Sq = q.extent(2);
+  sh.Dv = v.extent(3);
+  sh.staticD = q.staticExtent(3) ? q.staticExtent(3) : k.staticExtent(3);
+  sh.staticDv = v.staticExtent(3);
 
-  // Keys per chunk: C = min(Sk, kKeyChunk) (at least 1), ceil(Sk / C) chunks.
-  Expr C = max(min(Sk, kKeyChunk), 1);
-  Expr numChunks = (Sk + C - 1) / C;
+  sh.C = max(min(sh.Sk, kKeyChunk), 1);
+  sh.numChunks = (sh.Sk + sh.C - 1) / sh.C;
+  return sh;
+}
 
-  // Halide-order vars: e (value channel), d (head dim), j (key), jj (key in
-  // a chunk), ch (chunk), i (query), ii (query in a block), qb (query
-  // block), h (head), b (batch).
-  Var e("e"), d("d"), j("j"), jj("jj"), ch("ch"), i("i"), ii("ii"), qb("qb"),
-      h("h"), b("b");
-  Expr iq = clamp(i, 0, Sq - 1); // tiles may run past the last query
-  Expr jk = clamp(j, 0, Sk - 1); // and past the last key
-
-  // Algorithm
-  // kt(j, d): K transposed, keys contiguous.
-  Func kin = ctx.func("kin");
-  kin(d, j, h, b) = k.at({b, h, jk, d});
-  Func kt = ctx.func("kt");
-  kt(j, d, h, b) = kin(d, j, h, b);
-
-  RDom rd(0, D, ctx.base + "_d");
-  Func sacc = ctx.func("qk");
-  sacc(j, i, h, b) = 0.0f;
-  sacc(j, i, h, b) += q.at({b, h, iq, rd}) * kt(j, rd, h, b);
-
-  Expr score = sacc(j, i, h, b) * scale;
-  std::vector<Expr> maskIdx = {b, h, iq, jk};
-  if (bias)
-    score = score + bias->at(broadcastIndices(*bias, maskIdx));
+/// The masks: adds the bias (if any) to `score` and returns where a score
+/// is allowed (the keep operand and the causal condition), evaluated from
+/// the indices.
+Expr applyAttentionMasks(const AttentionOperands &o, const AttentionShape &sh,
+                         const AttentionVars &v, Expr &score) {
+  Expr iq = clamp(v.i, 0, sh.Sq - 1);
+  Expr jk = clamp(v.j, 0, sh.Sk - 1);
+  std::vector<Expr> maskIdx = {v.b, v.h, iq, jk};
+  if (o.bias)
+    score = score + o.bias->at(broadcastIndices(*o.bias, maskIdx));
   Expr allowed = Internal::const_true();
-  if (keep)
-    allowed = keep->value(broadcastIndices(*keep, maskIdx));
-  if (causal)
-    allowed = allowed && (j <= i + (Sk - Sq));
+  if (o.keep)
+    allowed = o.keep->value(broadcastIndices(*o.keep, maskIdx));
+  if (o.causal)
+    allowed = allowed && (v.j <= v.i + (sh.Sk - sh.Sq));
+  return allowed;
+}
+
+/// kt (K transposed), the q kt products, the scaled scores and the masked
+/// ones.
+void defineAttentionScores(const KernelContext &ctx, const AttentionOperands &o,
+                           const AttentionShape &sh, const AttentionVars &v,
+                           AttentionFuncs &f) {
+  const Var &d = v.d, &j = v.j, &i = v.i, &h = v.h, &b = v.b;
+  Expr iq = clamp(i, 0, sh.Sq - 1); // tiles may run past the last query
+  Expr jk = clamp(j, 0, sh.Sk - 1); // and past the last key
+
+  // kt(j, d): K transposed, keys contiguous.
+  f.kin(d, j, h, b) = o.k->at({b, h, jk, d});
+  f.kt(j, d, h, b) = f.kin(d, j, h, b);
+
+  f.rd = RDom(0, sh.D, ctx.base + "_d");
+  f.sacc(j, i, h, b) = 0.0f;
+  f.sacc(j, i, h, b) += o.q->at({b, h, iq, f.rd}) * f.kt(j, f.rd, h, b);
+
+  Expr score = f.sacc(j, i, h, b) * o.scale;
+  Expr allowed = applyAttentionMasks(o, sh, v, score);
   // Scaled scores (a stored Func), then the masked ones (inlined into their
   // uses). Halide narrows the region of a Func read in a select arm to
   // where the condition holds; reading the tiled `raw` there keeps its
   // register tiles of qk on their grid under the causal mask.
-  Func raw = ctx.func("scores");
-  raw(j, i, h, b) = score;
-  Func s = ctx.func("masked");
-  s(j, i, h, b) = select(allowed, raw(j, i, h, b), fill);
+  f.raw(j, i, h, b) = score;
+  f.s(j, i, h, b) = select(allowed, f.raw(j, i, h, b), o.fill);
+}
 
-  const float lowestScore = -FLT_MAX;
-  RDom rj(0, C, ctx.base + "_j");
+/// The online softmax over chunks of keys: per chunk its max, weights, sum
+/// and P V; the running (o, m, l) per query row; and out = o / l.
+void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
+                         const AttentionShape &sh, const AttentionVars &v,
+                         AttentionFuncs &f) {
+  const Var &e = v.e, &jj = v.jj, &ch = v.ch, &i = v.i, &ii = v.ii, &qb = v.qb,
+            &h = v.h, &b = v.b;
+  const Expr &C = sh.C, &Sk = sh.Sk;
+  f.rj = RDom(0, C, ctx.base + "_j");
+  const RDom &rj = f.rj;
   Expr key = ch * C + rj;
-  Func bmax = ctx.func("chunk_max");
-  bmax(ch, i, h, b) = lowestScore;
-  bmax(ch, i, h, b) =
-      max(bmax(ch, i, h, b), select(key < Sk, s(key, i, h, b), lowestScore));
+  f.bmax(ch, i, h, b) = kLowestScore;
+  f.bmax(ch, i, h, b) = max(f.bmax(ch, i, h, b),
+                            select(key < Sk, f.s(key, i, h, b), kLowestScore));
 
-  // exp of a non-positive argument, clamped so that it never underflows
-  // through Halide's exp (whose exponent is computed in int32).
-  auto expNeg = [](const Expr &x) { return exp(max(x, -88.0f)); };
-  Func p = ctx.func("weights");
-  p(jj, ch, i, h, b) =
+  f.p(jj, ch, i, h, b) =
       select(ch * C + jj < Sk,
-             expNeg(s(ch * C + jj, i, h, b) - bmax(ch, i, h, b)), 0.0f);
+             expNeg(f.s(ch * C + jj, i, h, b) - f.bmax(ch, i, h, b)), 0.0f);
 
-  Func bsum = ctx.func("chunk_sum");
-  bsum(ch, i, h, b) = 0.0f;
-  bsum(ch, i, h, b) += p(rj, ch, i, h, b);
+  f.bsum(ch, i, h, b) = 0.0f;
+  f.bsum(ch, i, h, b) += f.p(rj, ch, i, h, b);
 
   // Value channels: vectors of 16 run past a Dv that is not a multiple of
   // 16 (computed, never stored); their reads are clamped.
-  bool denseDv = staticDv && *staticDv % kVectorLanes == 0;
-  Expr ev = denseDv ? Expr(e) : min(e, Dv - 1);
-  Func pv = ctx.func("pv");
-  pv(e, ch, i, h, b) = 0.0f;
-  pv(e, ch, i, h, b) +=
-      p(rj, ch, i, h, b) * v.at({b, h, clamp(key, 0, Sk - 1), ev});
+  bool denseDv = sh.staticDv && *sh.staticDv % kVectorLanes == 0;
+  Expr ev = denseDv ? Expr(e) : min(e, sh.Dv - 1);
+  f.pv(e, ch, i, h, b) = 0.0f;
+  f.pv(e, ch, i, h, b) +=
+      f.p(rj, ch, i, h, b) * o.v->at({b, h, clamp(key, 0, Sk - 1), ev});
 
   // The running (o, m, l) per query row of a block of kQueryBlock queries.
   // Under a plain causal mask (no keep, no bias: every row sees key 0), a
   // chunk that starts after the last key the block's last query sees only
   // holds weights exp(fill - m) = 0: it is skipped.
   Expr row = qb * kQueryBlock + ii;
-  RDom rc(0, numChunks, ctx.base + "_chunk");
-  if (causal && !keep && !bias)
-    rc.where(rc * C <= qb * kQueryBlock + (kQueryBlock - 1) + (Sk - Sq));
-  Func acc = ctx.func("acc");
-  acc(e, ii, qb, h, b) = Tuple(0.0f, lowestScore, 0.0f);
+  f.rc = RDom(0, sh.numChunks, ctx.base + "_chunk");
+  const RDom &rc = f.rc;
+  if (o.causal && !o.keep && !o.bias)
+    f.rc.where(rc * C <= qb * kQueryBlock + (kQueryBlock - 1) + (Sk - sh.Sq));
+  Func &acc = f.acc;
+  acc(e, ii, qb, h, b) = Tuple(0.0f, kLowestScore, 0.0f);
   {
     Expr mOld = acc(e, ii, qb, h, b)[1];
-    Expr bm = bmax(rc, row, h, b);
+    Expr bm = f.bmax(rc, row, h, b);
     Expr mNew = max(mOld, bm);
     Expr alpha = select(mOld == mNew, 1.0f, expNeg(mOld - mNew));
     Expr beta = select(bm == mNew, 1.0f, expNeg(bm - mNew));
-    acc(e, ii, qb, h, b) =
-        Tuple(acc(e, ii, qb, h, b)[0] * alpha + pv(e, rc, row, h, b) * beta,
-              mNew, acc(e, ii, qb, h, b)[2] * alpha + bsum(rc, row, h, b) * beta);
+    acc(e, ii, qb, h, b) = Tuple(
+        acc(e, ii, qb, h, b)[0] * alpha + f.pv(e, rc, row, h, b) * beta, mNew,
+        acc(e, ii, qb, h, b)[2] * alpha + f.bsum(rc, row, h, b) * beta);
   }
-  Func out = ctx.func();
   {
     Expr blk = i / kQueryBlock, in = i % kQueryBlock;
     Expr l = acc(e, in, blk, h, b)[2];
-    out(e, i, h, b) = select(l > 0.0f, acc(e, in, blk, h, b)[0] / l, 0.0f);
+    f.out(e, i, h, b) = select(l > 0.0f, acc(e, in, blk, h, b)[0] / l, 0.0f);
   }
+}
 
-  // Schedule
-  if (ctx.gpu()) {
-    // Every stage a kernel over its pure vars.
-    std::vector<std::pair<Func, std::vector<Var>>> stages = {
-        {kt, {b, h, d, j}},        {sacc, {b, h, i, j}},
-        {raw, {b, h, i, j}},       {bmax, {b, h, i, ch}},
-        {p, {b, h, i, ch, jj}},    {bsum, {b, h, i, ch}},
-        {pv, {b, h, i, ch, e}},    {acc, {b, h, qb, ii, e}}};
-    for (auto &[f, fvars] : stages) {
-      f.compute_root();
-      gpuTileStage(f, fvars);
-      if (f.has_update_definition())
-        gpuTileStage(f.update(), fvars);
-    }
-    gpuTileStage(out, {b, h, i, e});
-    return out;
+/// GPU: every stage a kernel over its pure vars.
+void scheduleAttentionGpu(AttentionFuncs &f, const AttentionVars &v) {
+  const Var &e = v.e, &d = v.d, &j = v.j, &jj = v.jj, &ch = v.ch, &i = v.i,
+            &ii = v.ii, &qb = v.qb, &h = v.h, &b = v.b;
+  std::vector<std::pair<Func, std::vector<Var>>> stages = {
+      {f.kt, {b, h, d, j}},     {f.sacc, {b, h, i, j}},
+      {f.raw, {b, h, i, j}},    {f.bmax, {b, h, i, ch}},
+      {f.p, {b, h, i, ch, jj}}, {f.bsum, {b, h, i, ch}},
+      {f.pv, {b, h, i, ch, e}}, {f.acc, {b, h, qb, ii, e}}};
+  for (auto &[stage, fvars] : stages) {
+    stage.compute_root();
+    gpuTileStage(stage, fvars);
+    if (stage.has_update_definition())
+      gpuTileStage(stage.update(), fvars);
   }
+  gpuTileStage(f.out, {b, h, i, e});
+}
 
-  // Tasks: (batch, head); blocks of kQueryBlock queries run inside, each
-  // with its running state (acc) and the current chunk's scores.
-  Var io("io"), in("in");
-  out.split(i, io, in, kQueryBlock, TailStrategy::GuardWithIf);
-  bool vecE = !staticDv || *staticDv >= kVectorLanes;
-  if (vecE)
-    out.vectorize(e, kVectorLanes, outputTail(staticDv, kVectorLanes));
-  Var task = fuseAll(out, {h, b}, "task");
-  out.reorder(e, in, io, task).parallel(task);
-
-  // K^T for the whole head, once per task: 16x16 tiles, loaded along d and
-  // transposed in registers.
-  Var jo("jo"), ji("ji"), dO("dO"), di("di");
-  kt.compute_at(out, task);
-  if (staticD && *staticD % kVectorLanes == 0) {
-    kt.tile(j, d, jo, dO, ji, di, kVectorLanes, kVectorLanes,
-            TailStrategy::RoundUp)
-        .vectorize(ji)
-        .unroll(di);
-    kin.compute_at(kt, jo).vectorize(d).unroll(j);
-  } else {
-    kt.vectorize(j, kVectorLanes, TailStrategy::RoundUp);
-  }
-
-  acc.compute_at(out, io);
-  if (vecE)
-    acc.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
-  // The update: chunks outermost; per chunk, tiles of kPVRows query rows,
-  // each with its P V product in registers.
-  Var ao("ao"), ai("ai");
-  acc.update()
-      .split(ii, ao, ai, kPVRows, TailStrategy::RoundUp)
-      .reorder(e, ai, ao, rc);
-  if (vecE)
-    acc.update().vectorize(e, kVectorLanes, TailStrategy::RoundUp);
-  LoopLevel chunk(acc, rc);
-
+/// CPU, per chunk (at `chunk`): the scores in register tiles, the chunk
+/// statistics and weights, and P V per tile of kPVRows rows (at `ao`).
+void scheduleAttentionChunk(AttentionFuncs &f, const AttentionVars &v,
+                            const AttentionShape &sh, bool vecE,
+                            const LoopLevel &chunk, const Var &ao) {
+  const Var &e = v.e, &j = v.j, &jj = v.jj, &i = v.i;
   // Scores: register tiles of kScoreRows x kScoreKeys.
   Var sjo("sjo"), sji("sji"), sio("sio"), sii("sii");
-  raw.compute_at(chunk)
+  f.raw.compute_at(chunk)
       .split(j, sjo, sji, kScoreKeys, TailStrategy::RoundUp)
       .split(i, sio, sii, kScoreRows, TailStrategy::RoundUp)
       .reorder(sji, sii, sjo, sio)
       .vectorize(sji, kVectorLanes)
       .unroll(sji)
       .unroll(sii);
-  sacc.compute_at(raw, sjo)
+  f.sacc.compute_at(f.raw, sjo)
       .bound_extent(j, kScoreKeys)
       .bound_extent(i, kScoreRows)
       .vectorize(j, kVectorLanes)
       .unroll(j)
       .unroll(i);
-  sacc.update()
-      .reorder(j, i, rd)
+  f.sacc.update()
+      .reorder(j, i, f.rd)
       .vectorize(j, kVectorLanes)
       .unroll(j)
       .unroll(i);
 
   // Chunk statistics and weights.
-  bmax.compute_at(chunk);
-  vectorizeLanes(bmax, RVar(rj.x), chunk);
-  p.compute_at(chunk).vectorize(jj, kVectorLanes, TailStrategy::RoundUp);
-  bsum.compute_at(chunk);
-  vectorizeLanes(bsum, RVar(rj.x), chunk);
+  f.bmax.compute_at(chunk);
+  vectorizeLanes(f.bmax, RVar(f.rj.x), chunk);
+  f.p.compute_at(chunk).vectorize(jj, kVectorLanes, TailStrategy::RoundUp);
+  f.bsum.compute_at(chunk);
+  vectorizeLanes(f.bsum, RVar(f.rj.x), chunk);
 
   // P V: kPVRows rows x Dv in registers, keys innermost but one.
-  pv.compute_at(acc, ao);
-  if (staticDv && vecE) {
-    int rounded = static_cast<int>((*staticDv + kVectorLanes - 1) /
+  f.pv.compute_at(f.acc, ao);
+  if (sh.staticDv && vecE) {
+    int rounded = static_cast<int>((*sh.staticDv + kVectorLanes - 1) /
                                    kVectorLanes * kVectorLanes);
-    pv.bound_extent(e, rounded)
+    f.pv.bound_extent(e, rounded)
         .bound_extent(i, kPVRows)
         .vectorize(e, kVectorLanes, TailStrategy::RoundUp)
         .unroll(e)
         .unroll(i);
-    pv.update()
-        .reorder(e, i, rj)
+    f.pv.update()
+        .reorder(e, i, f.rj)
         .vectorize(e, kVectorLanes, TailStrategy::RoundUp)
         .unroll(e)
         .unroll(i);
   } else if (vecE) {
-    pv.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
-    pv.update().reorder(e, i, rj).vectorize(e, kVectorLanes,
-                                            TailStrategy::RoundUp);
+    f.pv.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
+    f.pv.update()
+        .reorder(e, i, f.rj)
+        .vectorize(e, kVectorLanes, TailStrategy::RoundUp);
   }
-  return out;
+}
+
+/// CPU: (batch, head) tasks, K^T once per task, the running state per
+/// block of queries, then the per-chunk stages.
+void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
+                          const AttentionShape &sh) {
+  const Var &e = v.e, &d = v.d, &j = v.j, &i = v.i, &ii = v.ii, &h = v.h,
+            &b = v.b;
+  // Tasks: (batch, head); blocks of kQueryBlock queries run inside, each
+  // with its running state (acc) and the current chunk's scores.
+  Var io("io"), in("in");
+  f.out.split(i, io, in, kQueryBlock, TailStrategy::GuardWithIf);
+  bool vecE = !sh.staticDv || *sh.staticDv >= kVectorLanes;
+  if (vecE)
+    f.out.vectorize(e, kVectorLanes, outputTail(sh.staticDv, kVectorLanes));
+  Var task = fuseAll(f.out, {h, b}, "task");
+  f.out.reorder(e, in, io, task).parallel(task);
+
+  // K^T for the whole head, once per task: 16x16 tiles, loaded along d and
+  // transposed in registers.
+  Var jo("jo"), ji("ji"), dO("dO"), di("di");
+  f.kt.compute_at(f.out, task);
+  if (sh.staticD && *sh.staticD % kVectorLanes == 0) {
+    f.kt.tile(j, d, jo, dO, ji, di, kVectorLanes, kVectorLanes,
+              TailStrategy::RoundUp)
+        .vectorize(ji)
+        .unroll(di);
+    f.kin.compute_at(f.kt, jo).vectorize(d).unroll(j);
+  } else {
+    f.kt.vectorize(j, kVectorLanes, TailStrategy::RoundUp);
+  }
+
+  f.acc.compute_at(f.out, io);
+  if (vecE)
+    f.acc.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
+  // The update: chunks outermost; per chunk, tiles of kPVRows query rows,
+  // each with its P V product in registers.
+  Var ao("ao"), ai("ai");
+  f.acc.update()
+      .split(ii, ao, ai, kPVRows, TailStrategy::RoundUp)
+      .reorder(e, ai, ao, f.rc);
+  if (vecE)
+    f.acc.update().vectorize(e, kVectorLanes, TailStrategy::RoundUp);
+  LoopLevel chunk(f.acc, f.rc);
+  scheduleAttentionChunk(f, v, sh, vecE, chunk, ao);
+}
+
+llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
+  llvm::Expected<AttentionOperands> operands = readAttentionOperands(ctx, op);
+  if (!operands)
+    return operands.takeError();
+  AttentionShape shape = attentionShape(*operands);
+  AttentionVars vars;
+  AttentionFuncs funcs(ctx);
+  defineAttentionScores(ctx, *operands, shape, vars, funcs);
+  defineOnlineSoftmax(ctx, *operands, shape, vars, funcs);
+  if (ctx.gpu())
+    scheduleAttentionGpu(funcs, vars);
+  else
+    scheduleAttentionCpu(funcs, vars, shape);
+  return funcs.out;
 }
 
 } // namespace
