@@ -18,7 +18,7 @@
 
 #include "session/Session.h"
 
-#include "codegen/PlanBuilder.h"
+#include "plan/PlanBuilder.h"
 #include "runtime/Executor.h"
 
 #include <functional>

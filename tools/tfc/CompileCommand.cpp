@@ -15,10 +15,10 @@
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/Driver.h"
 
-#include "codegen/AotCompiler.h"
-#include "codegen/AotProcessSafety.h"
 #include "codegen/KernelBuilder.h"
-#include "codegen/PlanBuilder.h"
+#include "codegen/aot/AotCompiler.h"
+#include "codegen/aot/AotProcessSafety.h"
+#include "plan/PlanBuilder.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

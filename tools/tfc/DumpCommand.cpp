@@ -20,11 +20,11 @@
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/Driver.h"
 
-#include "codegen/AotDump.h"
-#include "codegen/AotProcessSafety.h"
 #include "codegen/KernelBuilder.h"
-#include "codegen/PlanBuilder.h"
+#include "codegen/aot/AotDump.h"
+#include "codegen/aot/AotProcessSafety.h"
 #include "frontend/ASTPrinter.h"
+#include "plan/PlanBuilder.h"
 #include "runtime/FileWriter.h"
 
 #include "mlir/IR/AsmState.h"

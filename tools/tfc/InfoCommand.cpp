@@ -11,7 +11,7 @@
 #include "tools/tfc/Driver.h"
 #include "tools/tfc/Inputs.h"
 
-#include "codegen/AotProcessSafety.h"
+#include "codegen/aot/AotProcessSafety.h"
 #include "passes/FlopCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

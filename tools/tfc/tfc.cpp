@@ -6,7 +6,7 @@
 
 #include "tools/tfc/Commands.h"
 
-#include "codegen/AotProcessSafety.h"
+#include "codegen/aot/AotProcessSafety.h"
 
 #include <CLI/CLI.hpp>
 
@@ -20,7 +20,7 @@
 
 int main(int argc, char **argv) {
   // Before anything else: signals remove temporary files, LLVM's fatal
-  // errors become messages (codegen/AotProcessSafety.h).
+  // errors become messages (codegen/aot/AotProcessSafety.h).
   tfc::codegen::installProcessSafetyHandlers();
   CLI::App app{"tfc: a compiler for Transformer models (.tfm -> MLIR -> "
                "Halide)"};

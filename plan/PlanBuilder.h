@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CODEGEN_PLANBUILDER_H
-#define TFC_CODEGEN_PLANBUILDER_H
+#ifndef TFC_PLAN_PLANBUILDER_H
+#define TFC_PLAN_PLANBUILDER_H
 
 #include "runtime/Plan.h"
 
@@ -73,4 +73,4 @@ std::string locationString(mlir::Location loc);
 
 } // namespace tfc
 
-#endif // TFC_CODEGEN_PLANBUILDER_H
+#endif // TFC_PLAN_PLANBUILDER_H

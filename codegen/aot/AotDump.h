@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CODEGEN_AOTDUMP_H
-#define TFC_CODEGEN_AOTDUMP_H
+#ifndef TFC_CODEGEN_AOT_AOTDUMP_H
+#define TFC_CODEGEN_AOT_AOTDUMP_H
 
 #include "codegen/KernelBuilder.h"
 
@@ -50,4 +50,4 @@ std::string describeArguments(const Kernel &kernel);
 
 } // namespace tfc::codegen
 
-#endif // TFC_CODEGEN_AOTDUMP_H
+#endif // TFC_CODEGEN_AOT_AOTDUMP_H

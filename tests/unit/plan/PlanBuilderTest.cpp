@@ -2,13 +2,13 @@
 //
 // Inputs/*.mlir are the frontend's IR of the tiny example models, made with
 //   tfc dump --emit=ir --locations examples/tiny/gpt2-tiny.tfm \
-//       -o tests/unit/planbuilder/Inputs/gpt2-tiny-1layer.mlir --set layers=1
+//       -o tests/unit/plan/Inputs/gpt2-tiny-1layer.mlir --set layers=1
 // (and layers=2; bert-tiny, seed-transformer-tiny without --set), run from
 // the repository root.
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/PlanBuilder.h"
+#include "plan/PlanBuilder.h"
 
 #include "ir/TfcDialect.h"
 #include "runtime/Executor.h"
@@ -46,7 +46,7 @@ protected:
   }
 
   mlir::OwningOpRef<mlir::ModuleOp> parseFile(const std::string &name) {
-    std::string path = std::string(TFC_PLANBUILDER_INPUTS) + "/" + name;
+    std::string path = std::string(TFC_PLAN_INPUTS) + "/" + name;
     auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
     EXPECT_TRUE(module) << "cannot parse " << path;
     return module;

@@ -1,6 +1,6 @@
 //===- AotProcessSafety.cpp - Fatal errors and signals in the tools -------===//
 
-#include "codegen/AotProcessSafety.h"
+#include "codegen/aot/AotProcessSafety.h"
 
 #include "runtime/FileWriter.h"
 

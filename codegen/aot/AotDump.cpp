@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/AotDump.h"
+#include "codegen/aot/AotDump.h"
 
 #include <cerrno>
 #include <cstring>

@@ -26,10 +26,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CODEGEN_AOTCOMPILER_H
-#define TFC_CODEGEN_AOTCOMPILER_H
+#ifndef TFC_CODEGEN_AOT_AOTCOMPILER_H
+#define TFC_CODEGEN_AOT_AOTCOMPILER_H
 
-#include "codegen/PlanBuilder.h"
+#include "plan/PlanBuilder.h"
 
 #include "Halide.h"
 
@@ -99,4 +99,4 @@ std::string modelSymbolName(const std::string &modelName);
 
 } // namespace tfc::codegen
 
-#endif // TFC_CODEGEN_AOTCOMPILER_H
+#endif // TFC_CODEGEN_AOT_AOTCOMPILER_H

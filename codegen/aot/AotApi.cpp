@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/AotSupport.h"
+#include "codegen/aot/AotSupport.h"
 
 #include "runtime/FileWriter.h"
 

@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CODEGEN_AOTPROCESSSAFETY_H
-#define TFC_CODEGEN_AOTPROCESSSAFETY_H
+#ifndef TFC_CODEGEN_AOT_AOTPROCESSSAFETY_H
+#define TFC_CODEGEN_AOT_AOTPROCESSSAFETY_H
 
 namespace tfc::codegen {
 
@@ -31,4 +31,4 @@ void installProcessSafetyHandlers();
 
 } // namespace tfc::codegen
 
-#endif // TFC_CODEGEN_AOTPROCESSSAFETY_H
+#endif // TFC_CODEGEN_AOT_AOTPROCESSSAFETY_H

@@ -1,15 +1,15 @@
 //===- AotSupport.h - Shared parts of tfc compile and tfc emit --*- C++ -*-===//
 //
-// Internal to codegen/Aot*.cpp: the generated C++ API, the files copied next
+// Internal to codegen/aot/*.cpp: the generated C++ API, the files copied next
 // to it, the CMake glue, and small file helpers. See AotCompiler.h for what
 // the outputs are.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CODEGEN_AOTSUPPORT_H
-#define TFC_CODEGEN_AOTSUPPORT_H
+#ifndef TFC_CODEGEN_AOT_AOTSUPPORT_H
+#define TFC_CODEGEN_AOT_AOTSUPPORT_H
 
-#include "codegen/AotCompiler.h"
+#include "codegen/aot/AotCompiler.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -90,4 +90,4 @@ llvm::Error makeError(const llvm::Twine &message);
 
 } // namespace tfc::codegen::aot
 
-#endif // TFC_CODEGEN_AOTSUPPORT_H
+#endif // TFC_CODEGEN_AOT_AOTSUPPORT_H

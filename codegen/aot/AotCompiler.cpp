@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/AotCompiler.h"
-#include "codegen/AotSupport.h"
+#include "codegen/aot/AotCompiler.h"
+#include "codegen/aot/AotSupport.h"
 #include "codegen/KernelBuilder.h"
 
 #include "llvm/Object/ArchiveWriter.h"

@@ -29,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/PlanBuilder.h"
+#include "plan/PlanBuilder.h"
 
 #include "ir/TfcOps.h"
 
