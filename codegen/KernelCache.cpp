@@ -11,6 +11,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelCache.h"
+#include "codegen/Parallel.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <mutex>
 
 #include "mlir/IR/Operation.h"
 
@@ -24,9 +29,9 @@ KernelCache::KernelCache(Target target) : jitTarget(std::move(target)) {
 
 KernelCache::~KernelCache() = default;
 
-std::string KernelCache::nextName(mlir::Operation *op) const {
+std::string KernelCache::nextName(mlir::Operation *op, size_t ahead) const {
   return ("tfc_" + op->getName().stripDialect() + "_" +
-          llvm::Twine(ordered.size()))
+          llvm::Twine(ordered.size() + ahead))
       .str();
 }
 
@@ -39,17 +44,10 @@ llvm::Expected<Kernel> KernelCache::build(mlir::Operation *op) const {
   return buildKernel(op, jitTarget, nextName(op));
 }
 
-llvm::Expected<const CompiledKernel &>
-KernelCache::getOrCompile(mlir::Operation *op) {
-  if (!op)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "KernelCache: no op");
-  std::string signature = kernelSignature(op);
-  auto it = bySignature.find(signature);
-  if (it != bySignature.end())
-    return *it->second;
-
-  llvm::Expected<Kernel> kernel = buildKernel(op, jitTarget, nextName(op));
+llvm::Expected<std::unique_ptr<CompiledKernel>>
+KernelCache::compile(mlir::Operation *op, const std::string &signature,
+                     const std::string &name) const {
+  llvm::Expected<Kernel> kernel = buildKernel(op, jitTarget, name);
   if (!kernel)
     return kernel.takeError();
 
@@ -78,11 +76,71 @@ KernelCache::getOrCompile(mlir::Operation *op) {
                                    "compiling " + kernel->name +
                                        ": the JIT module has no argv entry");
   compiled->kernel = std::move(*kernel);
+  return std::move(compiled);
+}
 
-  const CompiledKernel &result = *compiled;
+void KernelCache::add(std::unique_ptr<CompiledKernel> compiled) {
   ordered.push_back(compiled.get());
+  std::string signature = compiled->signature;
   bySignature[signature] = std::move(compiled);
+}
+
+llvm::Expected<const CompiledKernel &>
+KernelCache::getOrCompile(mlir::Operation *op) {
+  if (!op)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "KernelCache: no op");
+  std::string signature = kernelSignature(op);
+  if (const CompiledKernel *known = lookup(signature))
+    return *known;
+  llvm::Expected<std::unique_ptr<CompiledKernel>> compiled =
+      compile(op, signature, nextName(op));
+  if (!compiled)
+    return compiled.takeError();
+  const CompiledKernel &result = **compiled;
+  add(std::move(*compiled));
   return result;
+}
+
+llvm::Error KernelCache::getOrCompileAll(llvm::ArrayRef<mlir::Operation *> ops,
+                                         unsigned jobs,
+                                         std::function<void()> compiledOne) {
+  // Names first, in order, so that they do not depend on scheduling.
+  struct Pending {
+    mlir::Operation *op;
+    std::string signature, name;
+    std::unique_ptr<CompiledKernel> compiled;
+  };
+  std::vector<Pending> pending;
+  llvm::StringSet<> seen;
+  for (mlir::Operation *op : ops) {
+    if (!op)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "KernelCache: no op");
+    std::string signature = kernelSignature(op);
+    if (lookup(signature) || !seen.insert(signature).second)
+      continue;
+    std::string name = nextName(op, pending.size());
+    pending.push_back({op, std::move(signature), std::move(name), nullptr});
+  }
+  std::mutex progressMutex;
+  auto compileOne = [&](size_t i) -> llvm::Error {
+    llvm::Expected<std::unique_ptr<CompiledKernel>> compiled =
+        compile(pending[i].op, pending[i].signature, pending[i].name);
+    if (!compiled)
+      return compiled.takeError();
+    pending[i].compiled = std::move(*compiled);
+    if (compiledOne) {
+      std::lock_guard<std::mutex> lock(progressMutex);
+      compiledOne();
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = forEachIndex(pending.size(), jobs, compileOne))
+    return err;
+  for (Pending &p : pending)
+    add(std::move(p.compiled));
+  return llvm::Error::success();
 }
 
 const CompiledKernel *KernelCache::lookup(llvm::StringRef signature) const {

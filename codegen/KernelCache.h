@@ -10,8 +10,9 @@
 // A non-zero return means the kernel refused its buffers (wrong type or
 // shape) or failed at run time; takeKernelRuntimeError() says why.
 //
-// Not thread-safe: one cache per compiling thread. Compiled functions may
-// be called from any thread while the cache is alive.
+// Not thread-safe: one cache per compiling thread (getOrCompileAll compiles
+// on several threads itself). Compiled functions may be called from any
+// thread while the cache is alive.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +21,10 @@
 
 #include "codegen/KernelBuilder.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -58,6 +61,16 @@ public:
   /// error) come back as values.
   llvm::Expected<const CompiledKernel &> getOrCompile(mlir::Operation *op);
 
+  /// Compiles the kernels of `ops` that are not compiled yet, on up to
+  /// `jobs` threads (0: one per hardware thread; see Parallel.h). Names are
+  /// given in the order of `ops`, as getOrCompile one by one would give
+  /// them. On an error (the first failing op's) nothing is added.
+  /// `compiledOne`, if given, is called (from the compiling threads, one
+  /// call at a time) as each kernel is done.
+  llvm::Error getOrCompileAll(llvm::ArrayRef<mlir::Operation *> ops,
+                              unsigned jobs = 0,
+                              std::function<void()> compiledOne = nullptr);
+
   /// Only builds and lowers (no JIT): `op`'s kernel as getOrCompile would
   /// name and schedule it, for AOT and dumps without paying for codegen.
   llvm::Expected<Kernel> build(mlir::Operation *op) const;
@@ -71,8 +84,15 @@ public:
   const Halide::Target &target() const { return jitTarget; }
 
 private:
-  /// The kernel name for `op` if it were compiled next: tfc_<mnemonic>_<n>.
-  std::string nextName(mlir::Operation *op) const;
+  /// The kernel name for `op` if it were compiled `ahead` kernels after the
+  /// next one: tfc_<mnemonic>_<n>.
+  std::string nextName(mlir::Operation *op, size_t ahead = 0) const;
+  /// Builds and JIT-compiles `op`'s kernel as `name`; touches no member but
+  /// the target, so distinct ops may compile on several threads.
+  llvm::Expected<std::unique_ptr<CompiledKernel>>
+  compile(mlir::Operation *op, const std::string &signature,
+          const std::string &name) const;
+  void add(std::unique_ptr<CompiledKernel> compiled);
 
   Halide::Target jitTarget;
   llvm::StringMap<std::unique_ptr<CompiledKernel>> bySignature;

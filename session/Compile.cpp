@@ -6,8 +6,11 @@
 
 #include "codegen/KernelBuilder.h"
 #include "codegen/KernelCache.h"
+#include "codegen/Parallel.h"
 
 #include <chrono>
+#include <mutex>
+#include <optional>
 #include <set>
 
 using namespace tfc;
@@ -53,8 +56,8 @@ llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   model.kernels.assign(model.built.plan.kernels.size(), nullptr);
   for (const std::string &name : options.entries)
     if (!model.plan().findEntry(name))
-      return makeError("the model has no entry '" + name + "' (it has: " +
-                       entryNames(model.plan()) + ")");
+      return makeError("the model has no entry '" + name +
+                       "' (it has: " + entryNames(model.plan()) + ")");
   return model;
 }
 
@@ -89,55 +92,110 @@ static void openDiskCache(CompiledModel &model, const CacheSettings &cache) {
   model.disk = std::move(*disk);
 }
 
-/// Kernel `index` from the disk cache when there is one, else by JIT.
-static llvm::Expected<rt::KernelFn> getKernel(CompiledModel &model,
-                                              size_t index) {
-  mlir::Operation *op = model.built.kernelOps[index];
-  const std::string &signature = model.plan().kernels[index].signature;
-  if (model.disk) {
-    bool hit = false;
-    llvm::Expected<rt::KernelFn> fn =
-        model.disk->getOrCompile(op, signature, hit);
-    if (fn) {
-      ++(hit ? model.stats.cacheHits : model.stats.compiled);
-      return fn;
-    }
-    // Keep going without the cache (a failed link, a full disk): the JIT
-    // below reports the kernel's own errors.
-    model.stats.cacheProblem = llvm::toString(fn.takeError());
+/// Counts finished kernels for the progress callback (called from the
+/// compiling threads).
+class Progress {
+public:
+  Progress(const CompileOptions &options, size_t count)
+      : callback(options.progress), count(count) {}
+  void step() {
+    if (!callback)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    callback(++done, count);
   }
+
+private:
+  const std::function<void(size_t, size_t)> &callback;
+  size_t count;
+  size_t done = 0;
+  std::mutex mutex;
+};
+
+/// Fetches the `needed` kernels from the disk cache (loaded, or compiled and
+/// stored), in parallel. Those it could not get (a failed link, a full disk)
+/// are returned for the JIT, whose errors are the kernel's own; the cache's
+/// problem goes to the stats.
+static std::vector<size_t> fromDiskCache(CompiledModel &model,
+                                         const std::vector<size_t> &needed,
+                                         const CompileOptions &options,
+                                         Progress &progress) {
+  std::vector<std::optional<llvm::Expected<rt::KernelFn>>> results(
+      needed.size());
+  std::vector<char> hits(needed.size(), 0);
+  auto fetchOne = [&](size_t i) -> llvm::Error {
+    size_t index = needed[i];
+    bool hit = false;
+    results[i].emplace(
+        model.disk->getOrCompile(model.built.kernelOps[index],
+                                 model.plan().kernels[index].signature, hit));
+    hits[i] = hit;
+    progress.step();
+    return llvm::Error::success();
+  };
+  llvm::Error unexpected =
+      codegen::forEachIndex(needed.size(), options.jobs, fetchOne);
+  llvm::consumeError(std::move(unexpected)); // the tasks return no error
+  std::vector<size_t> missed;
+  for (size_t i = 0; i < needed.size(); ++i) {
+    llvm::Expected<rt::KernelFn> &fn = *results[i];
+    if (fn) {
+      model.kernels[needed[i]] = *fn;
+      ++(hits[i] ? model.stats.cacheHits : model.stats.compiled);
+    } else {
+      // The first problem, in kernel order (deterministic).
+      std::string problem = llvm::toString(fn.takeError());
+      if (model.stats.cacheProblem.empty())
+        model.stats.cacheProblem = problem;
+      missed.push_back(needed[i]);
+    }
+  }
+  return missed;
+}
+
+/// JIT-compiles the `needed` kernels in parallel.
+static llvm::Error byJit(CompiledModel &model,
+                         const std::vector<size_t> &needed,
+                         const CompileOptions &options, Progress &progress) {
+  if (needed.empty())
+    return llvm::Error::success();
   if (!model.jit)
     model.jit = std::make_unique<codegen::KernelCache>(codegen::hostTarget());
-  llvm::Expected<const codegen::CompiledKernel &> compiled =
-      model.jit->getOrCompile(op);
-  if (!compiled)
-    return compiled.takeError();
-  ++model.stats.compiled;
-  return compiled->fn;
+  std::vector<mlir::Operation *> ops;
+  for (size_t index : needed)
+    ops.push_back(model.built.kernelOps[index]);
+  if (llvm::Error err = model.jit->getOrCompileAll(
+          ops, options.jobs, [&progress] { progress.step(); }))
+    return makeError("compiling kernels: " + llvm::toString(std::move(err)));
+  for (size_t index : needed) {
+    const codegen::CompiledKernel *compiled =
+        model.jit->lookup(model.plan().kernels[index].signature);
+    if (!compiled)
+      return makeError("compiling kernel " +
+                       model.plan().kernels[index].signature +
+                       ": the JIT did not keep it");
+    model.kernels[index] = compiled->fn;
+    ++model.stats.compiled;
+  }
+  return llvm::Error::success();
 }
 
 llvm::Error session::compileKernels(CompiledModel &model,
                                     const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   openDiskCache(model, options.cache);
-  std::vector<size_t> needed = kernelsOf(model.plan(), options.entries);
-  for (size_t i = 0; i < needed.size(); ++i) {
-    size_t index = needed[i];
-    if (model.kernels[index])
-      continue;
-    if (options.progress)
-      options.progress(i, needed.size());
-    llvm::Expected<rt::KernelFn> fn = getKernel(model, index);
-    if (!fn)
-      return makeError("compiling kernel " +
-                       model.plan().kernels[index].signature + ": " +
-                       llvm::toString(fn.takeError()));
-    model.kernels[index] = *fn;
-  }
-  model.stats.seconds += std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
-  return llvm::Error::success();
+  std::vector<size_t> needed;
+  for (size_t index : kernelsOf(model.plan(), options.entries))
+    if (!model.kernels[index])
+      needed.push_back(index);
+  Progress progress(options, needed.size());
+  if (model.disk)
+    needed = fromDiskCache(model, needed, options, progress);
+  llvm::Error err = byJit(model, needed, options, progress);
+  model.stats.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return err;
 }
 
 llvm::Expected<CompiledModel> session::compile(const CompileOptions &options) {

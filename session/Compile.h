@@ -49,8 +49,11 @@ struct CompileOptions {
   /// Compile only the kernels these entries use (empty: every entry). The
   /// others stay null, and the Executor refuses to run their entries.
   std::vector<std::string> entries;
-  /// Called before kernel `index` of `count` (those being compiled).
-  std::function<void(size_t index, size_t count)> progress;
+  /// Threads that compile kernels (0: one per hardware thread).
+  unsigned jobs = 0;
+  /// Called when `done` of the `count` kernels being fetched are ready
+  /// (from the compiling threads, one call at a time).
+  std::function<void(size_t done, size_t count)> progress;
 };
 
 /// What compiling cost, for `tfc run`'s report and tests.

@@ -154,6 +154,7 @@ struct KernelDiskCache::Impl {
   std::string targetString;
   Halide::Target target;
   void *runtime = nullptr;
+  std::mutex handlesMutex; // guards handles (getOrCompile is thread-safe)
   std::vector<void *> handles;
 
   llvm::Error loadRuntime();
@@ -244,6 +245,7 @@ KernelDiskCache::Impl::load(const std::string &path,
     dlclose(handle);
     return makeError(path + " has no function " + symbol);
   }
+  std::lock_guard<std::mutex> lock(handlesMutex);
   handles.push_back(handle);
   return reinterpret_cast<rt::KernelFn>(fn);
 }

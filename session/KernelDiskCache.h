@@ -14,6 +14,8 @@
 // schedule, a new tfc or Halide, or another CPU gets other keys, never a
 // stale kernel.
 //
+// getOrCompile may be called from several threads at once (the compile
+// session compiles a model's kernels in parallel: codegen/Parallel.h).
 // Writers are safe to run concurrently: each file is written under a unique
 // temporary name in the same folder and renamed into place, so a reader sees
 // a complete file or none. A file that fails to load (truncated by hand,

@@ -15,10 +15,13 @@
 #include "codegen/aot/AotCompiler.h"
 #include "codegen/aot/AotSupport.h"
 #include "codegen/KernelBuilder.h"
+#include "codegen/Parallel.h"
 
 #include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+
+#include <mutex>
 
 using namespace tfc;
 using namespace tfc::codegen;
@@ -91,6 +94,22 @@ llvm::Error writeArchive(const std::string &archivePath,
   return writeFile(archivePath, (*archive)->getBuffer());
 }
 
+/// Kernel `index` of `built` as an object named `symbol`.o.
+llvm::Expected<ObjectFile>
+compileKernelObject(const BuiltPlan &built, size_t index,
+                    const std::string &symbol, const Halide::Target &target,
+                    const Halide::Target &objectTarget) {
+  llvm::Expected<Kernel> kernel =
+      buildKernel(built.kernelOps[index], target, symbol);
+  if (!kernel)
+    return kernel.takeError();
+  llvm::Expected<Halide::Module> module =
+      compileToModule(*kernel, objectTarget);
+  if (!module)
+    return module.takeError();
+  return compileObject(*module, symbol + ".o");
+}
+
 } // namespace
 
 llvm::Error aot::writeRuntimeArchive(const Halide::Target &target,
@@ -118,35 +137,35 @@ llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
 
   const Halide::Target kernelTarget =
       options.target.with_feature(Halide::Target::NoRuntime);
-  std::vector<ObjectFile> objects;
+  // The kernels and the runtime (one runtime for all kernels: thread pool,
+  // allocator, error reporting and, for GPU targets, the device API, which
+  // loads libcuda at run time) compile in parallel, each into its own slot.
   const size_t count = built.kernelOps.size();
-  for (size_t i = 0; i < count; ++i) {
+  std::vector<ObjectFile> objects(count + 1);
+  std::mutex progressMutex;
+  auto compileOne = [&](size_t i) -> llvm::Error {
+    if (i == count) {
+      llvm::Expected<ObjectFile> runtime = compileRuntimeObject(options.target);
+      if (!runtime)
+        return runtime.takeError();
+      objects[i] = std::move(*runtime);
+      return llvm::Error::success();
+    }
     const std::string &symbol = model->plan.kernels[i].name;
-    if (options.progress)
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progressMutex);
       options.progress(i, count, symbol);
-    llvm::Expected<Kernel> kernel =
-        buildKernel(built.kernelOps[i], options.target, symbol);
-    if (!kernel)
-      return makeError("kernel " + built.plan.kernels[i].name + ": " +
-                       llvm::toString(kernel.takeError()));
-    llvm::Expected<Halide::Module> module =
-        compileToModule(*kernel, kernelTarget);
-    if (!module)
-      return makeError("kernel " + built.plan.kernels[i].name + ": " +
-                       llvm::toString(module.takeError()));
-    llvm::Expected<ObjectFile> object = compileObject(*module, symbol + ".o");
+    }
+    llvm::Expected<ObjectFile> object =
+        compileKernelObject(built, i, symbol, options.target, kernelTarget);
     if (!object)
       return makeError("kernel " + built.plan.kernels[i].name + ": " +
                        llvm::toString(object.takeError()));
-    objects.push_back(std::move(*object));
-  }
-
-  // One runtime for all kernels: thread pool, allocator, error reporting
-  // and, for GPU targets, the device API (which loads libcuda at run time).
-  llvm::Expected<ObjectFile> runtime = compileRuntimeObject(options.target);
-  if (!runtime)
-    return runtime.takeError();
-  objects.push_back(std::move(*runtime));
+    objects[i] = std::move(*object);
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = forEachIndex(count + 1, options.jobs, compileOne))
+    return std::move(err);
 
   std::string archiveName = "lib" + model->modelName + ".a";
   std::string archive = joinPath(options.outputDir, archiveName);

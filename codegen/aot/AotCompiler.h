@@ -63,8 +63,12 @@ struct AotOptions {
   /// (bert_tiny -> BertTiny).
   std::string className;
   RuntimeFiles runtime;
+  /// Threads that compile kernels (0: one per hardware thread; tfc emit
+  /// writes sources on one).
+  unsigned jobs = 0;
   /// Called before kernel `index` (0-based) of `count` is compiled, for a
-  /// progress display; may be empty.
+  /// progress display (one call at a time, from the compiling threads);
+  /// may be empty.
   std::function<void(size_t index, size_t count, const std::string &name)>
       progress;
 };

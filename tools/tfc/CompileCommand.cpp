@@ -58,6 +58,7 @@ struct AotCommandOptions {
   std::string runtimeLibrary = TFC_RUNTIME_LIBRARY;
   std::string runtimeSource = TFC_SOURCE_DIR;
   std::string halideInclude = TFC_HALIDE_INCLUDE_DIR;
+  unsigned jobs = 0;
 };
 
 enum class AotMode { Compile, Emit };
@@ -82,6 +83,7 @@ int runAot(const AotCommandOptions &options, AotMode mode) {
       options.target == "cuda" ? codegen::cudaTarget() : codegen::hostTarget();
   aot.outputDir = options.outputDir;
   aot.className = options.className;
+  aot.jobs = options.jobs;
   aot.runtime.library = options.runtimeLibrary;
   aot.runtime.sourceRoot = options.runtimeSource;
   aot.runtime.halideIncludeDir = options.halideInclude;
@@ -127,6 +129,9 @@ void addAotOptions(CLI::App &command, AotCommandOptions &options) {
                   "8.0+; builds without a GPU)")
       ->check(CLI::IsMember({"host", "cuda"}))
       ->default_val("host");
+  command.add_option("--jobs,-j", options.jobs,
+                     "Threads that compile kernels (default: one per "
+                     "hardware thread)");
   command.add_option("-o,--output-dir", options.outputDir, "Output folder")
       ->required();
   command.add_option("--class", options.className,

@@ -37,6 +37,9 @@ void driver::addCacheOptions(CLI::App &command, CacheOptions &options) {
                               ? std::string("$XDG_CACHE_HOME/tfc")
                               : session::defaultCacheDir()) +
                          ")");
+  command.add_option("--jobs,-j", options.jobs,
+                     "Threads that compile kernels (default: one per "
+                     "hardware thread)");
   command.add_flag("--no-cache", options.disabled,
                    "Compile every kernel in process (Halide JIT); read and "
                    "write no cache");
@@ -50,6 +53,7 @@ session::CompileOptions driver::compileOptions(const ModelOptions &model,
   options.pipeline = pipelineSettings(model);
   options.cache.enabled = !cache.disabled;
   options.cache.dir = cache.dir;
+  options.jobs = cache.jobs;
   options.entries = std::move(entries);
   return options;
 }
@@ -70,9 +74,8 @@ bool driver::buildKernels(CompiledModel &model,
   session::CompileOptions withProgress = options;
   bool progress = stderrIsTerminal();
   if (progress)
-    withProgress.progress = [](size_t index, size_t count) {
-      llvm::errs() << "\rcompiling kernel " << (index + 1) << "/" << count
-                   << " ";
+    withProgress.progress = [](size_t done, size_t count) {
+      llvm::errs() << "\rcompiled kernel " << done << "/" << count << " ";
     };
   llvm::Error err = session::compileKernels(model, withProgress);
   if (progress)

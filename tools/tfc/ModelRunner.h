@@ -33,6 +33,7 @@ void addWeightOptions(CLI::App &command, WeightOptions &options,
 struct CacheOptions {
   std::string dir;
   bool disabled = false;
+  unsigned jobs = 0; // kernel compile threads (0: one per hardware thread)
 };
 void addCacheOptions(CLI::App &command, CacheOptions &options);
 

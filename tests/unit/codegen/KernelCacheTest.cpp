@@ -3,6 +3,9 @@
 #include "CodegenTestUtil.h"
 
 #include "codegen/KernelBuilder.h"
+#include "codegen/Parallel.h"
+
+#include <atomic>
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -77,6 +80,77 @@ TEST(KernelCacheTest, CompilesEachSignatureOnce) {
   Tensor out(DT::F32, {1, 2, 16});
   void *args[] = {x.raw(), w.raw(), out.raw()};
   EXPECT_EQ(compiled[2]->fn(args), 0);
+}
+
+TEST(KernelCacheTest, CompilesInParallelUnderTheSerialNames) {
+  ParsedOp parsed = parseOp(kTwoLayers);
+  std::vector<mlir::Operation *> ops = tfcOps(*parsed.module);
+  KernelCache local;
+  size_t reported = 0;
+  llvm::Error err = local.getOrCompileAll(ops, /*jobs=*/3, [&] { ++reported; });
+  ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+  EXPECT_EQ(reported, 3u);
+  ASSERT_EQ(local.size(), 3u);
+  std::vector<const CompiledKernel *> kernels = local.kernels();
+  EXPECT_EQ(kernels[0]->name, "tfc_matmul_0");
+  EXPECT_EQ(kernels[1]->name, "tfc_gelu_1");
+  EXPECT_EQ(kernels[2]->name, "tfc_matmul_2");
+  EXPECT_EQ(local.lookup(kernelSignature(ops[4])), kernels[2]);
+
+  // The transpose_b matmul computes x * w^T: checked element by element.
+  Tensor x = Tensor(DT::F32, {1, 2, 16}).random(-1, 1, 1);
+  Tensor w = Tensor(DT::F32, {16, 16}).random(-1, 1, 2);
+  Tensor out(DT::F32, {1, 2, 16});
+  void *args[] = {x.raw(), w.raw(), out.raw()};
+  ASSERT_EQ(kernels[2]->fn(args), 0);
+  expectClose(out, [&](const Index &i) {
+    double want = 0;
+    for (int64_t k = 0; k < 16; ++k)
+      want += x.get({0, i[1], k}) * w.get({i[2], k});
+    return want;
+  });
+
+  // Already compiled: nothing more to do.
+  err = local.getOrCompileAll(ops, 2);
+  EXPECT_FALSE(static_cast<bool>(err));
+  EXPECT_EQ(local.size(), 3u);
+}
+
+TEST(KernelCacheTest, ParallelCompileErrorsAddNothing) {
+  ParsedOp parsed = parseOp(R"(
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = tfc.param "h.0.ln_1.weight" : tensor<4xf32> loc("model.tfm":2:3)
+  %y = tfc.gelu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+)");
+  std::vector<mlir::Operation *> ops = tfcOps(*parsed.module);
+  ASSERT_EQ(ops.size(), 2u);
+  KernelCache local;
+  llvm::Error err = local.getOrCompileAll({ops[1], ops[0]}, 2);
+  ASSERT_TRUE(static_cast<bool>(err));
+  std::string message = llvm::toString(std::move(err));
+  EXPECT_NE(message.find("model.tfm:2:3"), std::string::npos) << message;
+  EXPECT_EQ(local.size(), 0u);
+}
+
+TEST(ParallelTest, RunsEveryIndexAndReportsTheLowestFailure) {
+  std::atomic<int> ran{0};
+  llvm::Error err = forEachIndex(8, 3, [&](size_t i) -> llvm::Error {
+    ++ran;
+    if (i == 5 || i == 2)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "index " + std::to_string(i));
+    return llvm::Error::success();
+  });
+  EXPECT_EQ(ran.load(), 8);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_EQ(llvm::toString(std::move(err)), "index 2");
+  EXPECT_FALSE(static_cast<bool>(forEachIndex(0, 2, [](size_t) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "never");
+  })));
+  EXPECT_EQ(compileJobs(3), 3u);
+  EXPECT_GE(compileJobs(0), 1u);
 }
 
 TEST(KernelCacheTest, OpsWithoutKernelsAreErrorsNotCrashes) {
