@@ -11,7 +11,13 @@
 //
 // --profile times every kernel call (a trampoline per plan kernel around the
 // JIT function; the timed runs above are not profiled) and prints the time
-// per op kind and the ten most expensive kernels.
+// per kernel class (matmul/linear, attention, norm/softmax, elementwise,
+// reduction, data movement: from each plan kernel's op), with the class's
+// GFLOP/s and GB/s as a share of the fp32 FMA peak and of the read bandwidth
+// measured in the same run on the same threads (MachineLimits.h), then per
+// op kind and the ten most expensive kernels. A class's FLOPs and bytes are
+// counted on the entry elaborated with static sizes and optimized like the
+// plan (bytes: every operand read and every result written once, a floor).
 //
 // --serve keeps the compiled model and reads run counts from stdin, so that
 // a driver (bench/compare_pytorch.py) can alternate tfc runs with another
@@ -24,7 +30,11 @@
 
 #include "tools/tfc/Commands.h"
 #include "tools/tfc/Inputs.h"
+#include "tools/tfc/MachineLimits.h"
 #include "tools/tfc/ModelRunner.h"
+
+#include "codegen/KernelBuilder.h"
+#include "ir/TfcOps.h"
 
 #include "passes/FlopCount.h"
 #include "runtime/WeightBinding.h"
@@ -35,15 +45,17 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <iostream>
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -71,8 +83,7 @@ struct BenchOptions {
   uint64_t seed = 0;
 };
 
-template <typename... Args>
-std::string strf(const char *format, Args... args) {
+template <typename... Args> std::string strf(const char *format, Args... args) {
   char buffer[1024];
   std::snprintf(buffer, sizeof(buffer), format, args...);
   return buffer;
@@ -121,9 +132,9 @@ template <size_t I> int trampoline(void **args) {
   double cpuStart = processCpuSeconds();
   auto start = std::chrono::steady_clock::now();
   int rc = gTargets[I](args);
-  gSeconds[I] += std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - start)
-                     .count();
+  gSeconds[I] +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   gCpuSeconds[I] += processCpuSeconds() - cpuStart;
   ++gCalls[I];
   return rc;
@@ -198,8 +209,8 @@ makeInputs(const rt::PlanEntry &entry, const BenchOptions &options,
           limit = checked ? std::min(limit, c.limit) : c.limit;
           checked = true;
         }
-      std::uniform_int_distribution<int64_t> pick(0, std::max<int64_t>(
-                                                         limit - 1, 0));
+      std::uniform_int_distribution<int64_t> pick(
+          0, std::max<int64_t>(limit - 1, 0));
       for (int64_t e = 0; e < n; ++e) {
         if (value.dtype == rt::DType::I32)
           t->dataAs<int32_t>()[e] = static_cast<int32_t>(pick(rng));
@@ -246,12 +257,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// "tfc.matmul" from a kernel signature.
-std::string opKind(const std::string &signature) {
-  size_t end = signature.find_first_of("{(");
-  return signature.substr(0, end);
-}
-
 int threadCount(int requested) {
   if (requested > 0)
     return requested;
@@ -263,384 +268,674 @@ int threadCount(int requested) {
   return n ? static_cast<int>(n) : 1;
 }
 
-int runBench(const BenchOptions &options) {
-  if (options.repeat < 1 || options.warmup < 0) {
-    llvm::errs() << "error: --repeat must be >= 1 and --warmup >= 0\n";
-    return 1;
+//===----------------------------------------------------------------------===//
+// Kernel classes
+//===----------------------------------------------------------------------===//
+
+/// What a kernel mostly does, for the profile: the contractions are held
+/// against the FMA peak, everything against the read bandwidth.
+enum class KernelClass {
+  Matmul,
+  Attention,
+  Norm,
+  Elementwise,
+  Reduction,
+  DataMovement
+};
+
+const char *className(KernelClass kind) {
+  switch (kind) {
+  case KernelClass::Matmul:
+    return "matmul/linear";
+  case KernelClass::Attention:
+    return "attention";
+  case KernelClass::Norm:
+    return "norm/softmax";
+  case KernelClass::Elementwise:
+    return "elementwise";
+  case KernelClass::Reduction:
+    return "reduction";
+  case KernelClass::DataMovement:
+    return "data movement";
   }
+  return "other";
+}
+
+/// The class of a kernel's op (the plan's kernel op, or its static twin).
+KernelClass classify(mlir::Operation *op) {
+  namespace tfc = mlir::tfc;
+  if (llvm::isa<tfc::MatmulOp, tfc::LinearOp>(op))
+    return KernelClass::Matmul;
+  if (llvm::isa<tfc::FusedAttentionOp>(op))
+    return KernelClass::Attention;
+  if (llvm::isa<tfc::LayerNormOp, tfc::AddLayerNormOp, tfc::RmsNormOp,
+                tfc::SoftmaxOp>(op))
+    return KernelClass::Norm;
+  if (llvm::isa<tfc::ReduceSumOp, tfc::ReduceMeanOp, tfc::ReduceMaxOp>(op))
+    return KernelClass::Reduction;
+  if (llvm::isa<tfc::TransposeOp, tfc::ReshapeOp, tfc::SliceOp, tfc::ConcatOp,
+                tfc::GatherOp, tfc::PositionsOp, tfc::CausalMaskOp>(op))
+    return KernelClass::DataMovement;
+  return KernelClass::Elementwise;
+}
+
+/// The bytes a kernel moves at least: every operand read once and every
+/// result written once (static shapes; booleans are bytes).
+double minimumTraffic(mlir::Operation *op) {
+  double bytes = 0;
+  auto add = [&](mlir::Type type) {
+    auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() ||
+        !tensor.getElementType().isIntOrFloat())
+      return;
+    unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+    bytes +=
+        static_cast<double>(tensor.getNumElements()) * std::max(1u, bits / 8);
+  };
+  for (mlir::Value operand : op->getOperands())
+    add(operand.getType());
+  for (mlir::Value result : op->getResults())
+    add(result.getType());
+  return bytes;
+}
+
+struct ClassWork {
+  double flops = 0;
+  double bytes = 0;
+};
+using WorkByClass = std::map<KernelClass, ClassWork>;
+
+//===----------------------------------------------------------------------===//
+// Counting the work of one run
+//===----------------------------------------------------------------------===//
+
+struct RunWork {
+  double flops = 0;      // the elaborated IR, before fusion
+  int64_t uncounted = 0; // ops with dynamic shapes left
+  WorkByClass byClass;   // the fused kernels (only for --profile)
+};
+
+/// The entry `entry` of the model elaborated with every symbolic dim bound:
+/// FLOPs before fusion (what the GFLOP/s line has always counted) and, when
+/// `byClass`, FLOPs and minimum bytes per kernel class after the same
+/// optimization pipeline as the plan's, so that its ops are the plan's
+/// kernels with static shapes.
+std::optional<RunWork> countWork(const ModelOptions &options,
+                                 const std::map<std::string, int64_t> &dims,
+                                 const std::string &entry, bool byClass) {
+  RunWork work;
+  auto context = makeContext();
+  auto specialized = openModel(options, *context, /*elaborateIR=*/true, dims);
+  if (!specialized)
+    return std::nullopt;
+  auto entryFunc = [&]() -> mlir::Operation * {
+    for (auto func : specialized->model.module->getOps<mlir::func::FuncOp>())
+      if (func.getName() == entry)
+        return func;
+    return nullptr;
+  };
+  if (mlir::Operation *func = entryFunc()) {
+    FlopCount count = countFlops(func);
+    work.flops = count.total();
+    work.uncounted = count.dynamicOps;
+  }
+  if (!byClass)
+    return work;
+  if (!optimize(*specialized, options))
+    return std::nullopt;
+  if (mlir::Operation *func = entryFunc())
+    func->walk([&](mlir::Operation *op) {
+      if (!codegen::hasKernel(op))
+        return;
+      ClassWork &w = work.byClass[classify(op)];
+      w.flops += countFlops(op).total();
+      w.bytes += minimumTraffic(op);
+    });
+  return work;
+}
+
+//===----------------------------------------------------------------------===//
+// Setting up and timing
+//===----------------------------------------------------------------------===//
+
+/// Parses the --dim NAME=SIZE options.
+std::optional<std::map<std::string, int64_t>>
+parseDims(const std::vector<std::string> &specs) {
   std::map<std::string, int64_t> dims;
-  for (const std::string &dim : options.dims) {
+  for (const std::string &dim : specs) {
     size_t eq = dim.find('=');
     int64_t value = 0;
     if (eq == std::string::npos || eq == 0 ||
         llvm::StringRef(dim).substr(eq + 1).getAsInteger(10, value) ||
         value < 0) {
       llvm::errs() << "error: --dim expects NAME=SIZE, got '" << dim << "'\n";
-      return 1;
+      return std::nullopt;
     }
     dims[dim.substr(0, eq)] = value;
   }
-  if (options.threads > 0)
-    setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
-  int threads = threadCount(options.threads);
+  return dims;
+}
 
-  session::CompileOptions compile = compileOptions(options.model, options.cache);
-  std::optional<CompiledModel> model = planModel(compile);
-  if (!model)
-    return 1;
-  const rt::PlanEntry *entry = model->entry(options.entry);
-  if (!entry) {
-    llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "' (it has: " << session::entryNames(model->plan())
-                 << ")\n";
-    return 1;
-  }
-  compile.entries = {entry->name};
-  if (!buildKernels(*model, compile))
-    return 1;
-  std::string modelName = model->plan().modelName.empty()
-                              ? options.model.path
-                              : model->plan().modelName;
+/// A compiled model, its entry, inputs and executor, ready to time.
+struct Bench {
+  CompiledModel model;
+  const rt::PlanEntry *entry = nullptr;
+  std::vector<rt::Tensor> inputs;
+  std::optional<rt::Executor> executor;
+  std::map<std::string, int64_t> dims;
+  RunWork work;
+  double createSeconds = 0;
+  double lastCpuMs = 0;
+  int threads = 1;
 
-  // FLOPs: the same model elaborated with every symbolic dim bound.
-  std::map<std::string, int64_t> dimValues;
-  for (const rt::PlanEntry &e : model->plan().entries)
-    for (const rt::SymbolSource &s : e.symbols)
-      dimValues[s.name] = symbolValue(s.name, options, dims);
-  double flops = 0;
-  int64_t uncounted = 0;
-  {
-    auto staticContext = makeContext();
-    auto specialized = openModel(options.model, *staticContext,
-                                 /*elaborateIR=*/true, dimValues);
-    if (!specialized)
-      return 1;
-    for (auto func :
-         specialized->model.module->getOps<mlir::func::FuncOp>()) {
-      if (func.getName() != entry->name)
-        continue;
-      FlopCount count = countFlops(func);
-      flops = count.total();
-      uncounted = count.dynamicOps;
-    }
-  }
+  /// One run of the entry: its wall time in ms (CPU time in lastCpuMs), or
+  /// nullopt after printing the error.
+  std::optional<double> runOnce();
+};
 
-  rt::Expected<std::vector<rt::Tensor>> inputs =
-      makeInputs(*entry, options, dims);
-  if (!inputs) {
-    llvm::errs() << "error: " << inputs.message() << "\n";
-    return 1;
+double cpuMilliseconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+std::optional<double> Bench::runOnce() {
+  double cpuStart = cpuMilliseconds();
+  auto start = std::chrono::steady_clock::now();
+  rt::Expected<std::vector<rt::Tensor>> outputs =
+      executor->run(entry->name, inputs);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  lastCpuMs = cpuMilliseconds() - cpuStart;
+  if (!outputs) {
+    llvm::errs() << "error: " << outputs.message() << "\n";
+    return std::nullopt;
   }
+  return ms;
+}
+
+/// The executor, with every compiled kernel behind its profiling
+/// trampoline when `profile`.
+bool createExecutor(Bench &bench, bool profile) {
   WeightOptions weightOptions;
   weightOptions.random = true;
   weightOptions.seed = 0;
   rt::Expected<rt::WeightMap> weights =
-      driver::loadWeights(model->plan(), weightOptions);
+      driver::loadWeights(bench.model.plan(), weightOptions);
   if (!weights) {
     llvm::errs() << "error: " << weights.message() << "\n";
-    return 1;
+    return false;
   }
-
-  const size_t numKernels = model->kernels.size();
-  std::vector<rt::KernelFn> kernels = model->kernels;
-  if (options.profile) {
+  const size_t numKernels = bench.model.kernels.size();
+  std::vector<rt::KernelFn> kernels = bench.model.kernels;
+  if (profile) {
     if (numKernels > kMaxProfiledKernels) {
       llvm::errs() << "error: --profile handles up to " << kMaxProfiledKernels
                    << " kernels; the model has " << numKernels << "\n";
-      return 1;
+      return false;
     }
     for (size_t i = 0; i < numKernels; ++i) {
       // Kernels of other entries were not compiled: they stay null.
-      gTargets[i] = model->kernels[i];
-      kernels[i] = model->kernels[i] ? kTrampolines[i] : nullptr;
+      gTargets[i] = bench.model.kernels[i];
+      kernels[i] = bench.model.kernels[i] ? kTrampolines[i] : nullptr;
     }
   }
-  auto setupStart = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   rt::Expected<rt::Executor> executor =
-      rt::Executor::create(model->plan(), kernels, std::move(*weights));
+      rt::Executor::create(bench.model.plan(), kernels, std::move(*weights));
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
-    return 1;
+    return false;
   }
-  double createSeconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - setupStart)
-                             .count();
+  bench.executor = std::move(*executor);
+  bench.createSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return true;
+}
 
-  double lastCpuMs = 0;
-  auto cpuNow = [] {
-    timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-  };
-  auto runOnce = [&]() -> std::optional<double> {
-    double cpuStart = cpuNow();
-    auto start = std::chrono::steady_clock::now();
-    rt::Expected<std::vector<rt::Tensor>> outputs =
-        executor->run(entry->name, *inputs);
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    lastCpuMs = cpuNow() - cpuStart;
-    if (!outputs) {
-      llvm::errs() << "error: " << outputs.message() << "\n";
-      return std::nullopt;
-    }
-    return ms;
-  };
+/// Compiles the model's entry, counts its work, makes inputs and the
+/// executor.
+std::optional<Bench> prepare(const BenchOptions &options) {
+  Bench bench;
+  std::optional<std::map<std::string, int64_t>> dims = parseDims(options.dims);
+  if (!dims)
+    return std::nullopt;
+  bench.dims = *dims;
+  if (options.threads > 0)
+    setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+  bench.threads = threadCount(options.threads);
 
-  if (options.checkUnfused) {
-    // The same entry, inputs and weights through the primitive ops only.
-    ModelOptions plain = options.model;
-    plain.noFusion = true;
-    std::optional<CompiledModel> reference =
-        compileModel(plain, options.cache);
-    if (!reference)
-      return 1;
-    rt::Expected<rt::WeightMap> refWeights =
-        driver::loadWeights(reference->plan(), weightOptions);
-    if (!refWeights) {
-      llvm::errs() << "error: " << refWeights.message() << "\n";
-      return 1;
-    }
-    rt::Expected<rt::Executor> refExecutor = rt::Executor::create(
-        reference->plan(), reference->kernels, std::move(*refWeights));
-    if (!refExecutor) {
-      llvm::errs() << "error: " << refExecutor.message() << "\n";
-      return 1;
-    }
-    rt::Expected<std::vector<rt::Tensor>> want =
-        refExecutor->run(entry->name, *inputs);
-    rt::Expected<std::vector<rt::Tensor>> got =
-        executor->run(entry->name, *inputs);
-    if (!want || !got) {
-      llvm::errs() << "error: " << (!want ? want.message() : got.message())
-                   << "\n";
-      return 1;
-    }
-    for (size_t i = 0; i < got->size(); ++i)
-      llvm::outs() << strf("check    %s: max |fused - unfused| = %.3g\n",
-                           entry->outputNames[i].c_str(),
-                           maxAbsDiff((*got)[i], (*want)[i]));
+  session::CompileOptions compile =
+      compileOptions(options.model, options.cache);
+  std::optional<CompiledModel> model = planModel(compile);
+  if (!model)
+    return std::nullopt;
+  bench.model = std::move(*model);
+  bench.entry = bench.model.entry(options.entry);
+  if (!bench.entry) {
+    llvm::errs() << "error: the model has no entry '" << options.entry
+                 << "' (it has: " << session::entryNames(bench.model.plan())
+                 << ")\n";
+    return std::nullopt;
   }
+  compile.entries = {bench.entry->name};
+  if (!buildKernels(bench.model, compile))
+    return std::nullopt;
 
-  for (int i = 0; i < options.warmup; ++i)
-    if (!runOnce())
-      return 1;
+  std::map<std::string, int64_t> dimValues;
+  for (const rt::PlanEntry &e : bench.model.plan().entries)
+    for (const rt::SymbolSource &s : e.symbols)
+      dimValues[s.name] = symbolValue(s.name, options, bench.dims);
+  std::optional<RunWork> work =
+      countWork(options.model, dimValues, bench.entry->name, options.profile);
+  if (!work)
+    return std::nullopt;
+  bench.work = std::move(*work);
 
-  if (options.serve) {
-    // One JSON line first (what is being timed), then one per command.
-    llvm::outs() << "{\"ready\": true, \"model\": \"" << jsonEscape(modelName)
-                 << "\", \"entry\": \"" << jsonEscape(entry->name)
-                 << "\", \"threads\": " << threads
-                 << strf(", \"gflop\": %.6g", flops / 1e9)
-                 << strf(", \"compile_s\": %.6g", model->stats.seconds)
-                 << "}\n";
-    llvm::outs().flush();
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      if (line == "quit" || line == "q")
-        break;
-      int count = std::atoi(line.c_str());
-      if (count <= 0) {
-        llvm::outs() << "{\"error\": \"expected a run count or quit\"}\n";
-        llvm::outs().flush();
-        continue;
-      }
-      std::string list, cpuList;
-      for (int i = 0; i < count; ++i) {
-        std::optional<double> ms = runOnce();
-        if (!ms)
-          return 1;
-        list += (i ? ", " : "") + strf("%.6g", *ms);
-        cpuList += (i ? ", " : "") + strf("%.6g", lastCpuMs);
-      }
-      llvm::outs() << "{\"times_ms\": [" << list << "], \"cpu_ms\": ["
-                   << cpuList << "]}\n";
+  rt::Expected<std::vector<rt::Tensor>> inputs =
+      makeInputs(*bench.entry, options, bench.dims);
+  if (!inputs) {
+    llvm::errs() << "error: " << inputs.message() << "\n";
+    return std::nullopt;
+  }
+  bench.inputs = inputs.take();
+  if (!createExecutor(bench, options.profile))
+    return std::nullopt;
+  return bench;
+}
+
+/// --check-unfused: the same entry, inputs and weights through the
+/// primitive ops only; prints the largest difference per output.
+bool checkUnfused(Bench &bench, const BenchOptions &options) {
+  ModelOptions plain = options.model;
+  plain.noFusion = true;
+  std::optional<CompiledModel> reference = compileModel(plain, options.cache);
+  if (!reference)
+    return false;
+  WeightOptions weightOptions;
+  weightOptions.random = true;
+  weightOptions.seed = 0;
+  rt::Expected<rt::WeightMap> refWeights =
+      driver::loadWeights(reference->plan(), weightOptions);
+  if (!refWeights) {
+    llvm::errs() << "error: " << refWeights.message() << "\n";
+    return false;
+  }
+  rt::Expected<rt::Executor> refExecutor = rt::Executor::create(
+      reference->plan(), reference->kernels, std::move(*refWeights));
+  if (!refExecutor) {
+    llvm::errs() << "error: " << refExecutor.message() << "\n";
+    return false;
+  }
+  const std::string &name = bench.entry->name;
+  rt::Expected<std::vector<rt::Tensor>> want =
+      refExecutor->run(name, bench.inputs);
+  rt::Expected<std::vector<rt::Tensor>> got =
+      bench.executor->run(name, bench.inputs);
+  if (!want || !got) {
+    llvm::errs() << "error: " << (!want ? want.message() : got.message())
+                 << "\n";
+    return false;
+  }
+  for (size_t i = 0; i < got->size(); ++i)
+    llvm::outs() << strf("check    %s: max |fused - unfused| = %.3g\n",
+                         bench.entry->outputNames[i].c_str(),
+                         maxAbsDiff((*got)[i], (*want)[i]));
+  return true;
+}
+
+/// --serve: one JSON line saying what is timed, then one per command read
+/// from stdin (a run count, or quit).
+int serve(Bench &bench, const std::string &modelName) {
+  llvm::outs() << "{\"ready\": true, \"model\": \"" << jsonEscape(modelName)
+               << "\", \"entry\": \"" << jsonEscape(bench.entry->name)
+               << "\", \"threads\": " << bench.threads
+               << strf(", \"gflop\": %.6g", bench.work.flops / 1e9)
+               << strf(", \"compile_s\": %.6g", bench.model.stats.seconds)
+               << "}\n";
+  llvm::outs().flush();
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line == "quit" || line == "q")
+      break;
+    int count = std::atoi(line.c_str());
+    if (count <= 0) {
+      llvm::outs() << "{\"error\": \"expected a run count or quit\"}\n";
       llvm::outs().flush();
+      continue;
     }
-    return 0;
-  }
-
-  std::vector<double> times, cpuTimes;
-  for (int i = 0; i < options.repeat; ++i) {
-    std::optional<double> ms = runOnce();
-    if (!ms)
-      return 1;
-    times.push_back(*ms);
-    cpuTimes.push_back(lastCpuMs);
-  }
-  size_t steps = executor->lastRunStats().steps;
-  size_t peakTemp = executor->lastRunStats().peakTempBytes;
-
-  // Profile: separate runs, so the timed ones above carry no timer calls.
-  std::vector<double> kernelMs(numKernels, 0.0);
-  std::vector<double> kernelCpuMs(numKernels, 0.0);
-  std::vector<double> kernelCalls(numKernels, 0.0);
-  double profiledRunMs = 0;
-  if (options.profile) {
-    gSeconds.fill(0);
-    gCpuSeconds.fill(0);
-    gCalls.fill(0);
-    gProfiling = true;
-    std::vector<double> profiled;
-    for (int i = 0; i < options.repeat; ++i) {
-      std::optional<double> ms = runOnce();
+    std::string list, cpuList;
+    for (int i = 0; i < count; ++i) {
+      std::optional<double> ms = bench.runOnce();
       if (!ms)
         return 1;
-      profiled.push_back(*ms);
+      list += (i ? ", " : "") + strf("%.6g", *ms);
+      cpuList += (i ? ", " : "") + strf("%.6g", bench.lastCpuMs);
     }
-    gProfiling = false;
-    profiledRunMs = median(profiled);
-    for (size_t i = 0; i < numKernels; ++i) {
-      kernelMs[i] = 1e3 * gSeconds[i] / options.repeat;
-      kernelCpuMs[i] = 1e3 * gCpuSeconds[i] / options.repeat;
-      kernelCalls[i] = static_cast<double>(gCalls[i]) / options.repeat;
-    }
+    llvm::outs() << "{\"times_ms\": [" << list << "], \"cpu_ms\": [" << cpuList
+                 << "]}\n";
+    llvm::outs().flush();
   }
+  return 0;
+}
 
-  double med = median(times);
-  double lo = *std::min_element(times.begin(), times.end());
-  double hi = *std::max_element(times.begin(), times.end());
-  double gflops = med > 0 ? flops / (med * 1e-3) / 1e9 : 0;
+struct Timings {
+  std::vector<double> times, cpuTimes;
+  double median = 0, min = 0, max = 0;
+};
 
-  // Per op kind and per kernel, sorted by time.
-  struct Row {
-    std::string name;
-    double ms = 0;
-    double calls = 0;
-    double cpuMs = 0;
+std::optional<Timings> timeRuns(Bench &bench, int repeat) {
+  Timings t;
+  for (int i = 0; i < repeat; ++i) {
+    std::optional<double> ms = bench.runOnce();
+    if (!ms)
+      return std::nullopt;
+    t.times.push_back(*ms);
+    t.cpuTimes.push_back(bench.lastCpuMs);
+  }
+  t.median = median(t.times);
+  t.min = *std::min_element(t.times.begin(), t.times.end());
+  t.max = *std::max_element(t.times.begin(), t.times.end());
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// The profile
+//===----------------------------------------------------------------------===//
+
+struct ProfileRow {
+  std::string name;
+  double ms = 0;
+  double cpuMs = 0;
+  double calls = 0;
+  ClassWork work; // per class rows only
+};
+
+struct Profile {
+  double runMs = 0;    // median of the profiled runs
+  double kernelMs = 0; // all kernels, wall, per run
+  double kernelCpuMs = 0;
+  std::vector<ProfileRow> classes, ops, top;
+  MachineLimits limits;
+};
+
+/// Times every kernel call over `repeat` runs (separate from the timed runs,
+/// which carry no timer calls), sums per class and op, then measures the
+/// machine's limits on the same threads.
+std::optional<Profile> profileRuns(Bench &bench, int repeat) {
+  gSeconds.fill(0);
+  gCpuSeconds.fill(0);
+  gCalls.fill(0);
+  gProfiling = true;
+  std::vector<double> runs;
+  for (int i = 0; i < repeat; ++i) {
+    std::optional<double> ms = bench.runOnce();
+    if (!ms)
+      return std::nullopt;
+    runs.push_back(*ms);
+  }
+  gProfiling = false;
+
+  Profile profile;
+  profile.runMs = median(runs);
+  std::map<KernelClass, ProfileRow> byClass;
+  std::map<std::string, ProfileRow> byOp;
+  const rt::Plan &plan = bench.model.plan();
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    double ms = 1e3 * gSeconds[i] / repeat;
+    double cpuMs = 1e3 * gCpuSeconds[i] / repeat;
+    double calls = static_cast<double>(gCalls[i]) / repeat;
+    if (calls == 0)
+      continue;
+    mlir::Operation *op = bench.model.built.kernelOps[i];
+    KernelClass kind = classify(op);
+    std::string opName = op->getName().getStringRef().str();
+    for (ProfileRow *row : {&byClass[kind], &byOp[opName]}) {
+      row->ms += ms;
+      row->cpuMs += cpuMs;
+      row->calls += calls;
+    }
+    byClass[kind].name = className(kind);
+    byClass[kind].work = bench.work.byClass[kind];
+    byOp[opName].name = opName;
+    profile.kernelMs += ms;
+    profile.kernelCpuMs += cpuMs;
+    profile.top.push_back(
+        ProfileRow{plan.kernels[i].name + "  " + plan.kernels[i].signature,
+                   ms,
+                   cpuMs,
+                   calls,
+                   {}});
+  }
+  auto byTime = [](const ProfileRow &a, const ProfileRow &b) {
+    return a.ms > b.ms;
   };
-  std::vector<Row> kinds, top;
-  double kernelTotal = 0, kernelCpuTotal = 0;
-  if (options.profile) {
-    std::map<std::string, Row> byKind;
-    for (size_t i = 0; i < numKernels; ++i) {
-      const rt::PlanKernel &k = model->plan().kernels[i];
-      Row &r = byKind[opKind(k.signature)];
-      r.name = opKind(k.signature);
-      r.ms += kernelMs[i];
-      r.cpuMs += kernelCpuMs[i];
-      r.calls += kernelCalls[i];
-      kernelTotal += kernelMs[i];
-      kernelCpuTotal += kernelCpuMs[i];
-      if (kernelCalls[i] > 0)
-        top.push_back(Row{k.name + "  " + k.signature, kernelMs[i],
-                          kernelCalls[i], kernelCpuMs[i]});
-    }
-    for (auto &[name, row] : byKind)
-      if (row.calls > 0)
-        kinds.push_back(row);
-    auto byTime = [](const Row &a, const Row &b) { return a.ms > b.ms; };
-    std::sort(kinds.begin(), kinds.end(), byTime);
-    std::sort(top.begin(), top.end(), byTime);
-    if (top.size() > 10)
-      top.resize(10);
-  }
+  for (auto &[kind, row] : byClass)
+    profile.classes.push_back(row);
+  for (auto &[name, row] : byOp)
+    profile.ops.push_back(row);
+  std::sort(profile.classes.begin(), profile.classes.end(), byTime);
+  std::sort(profile.ops.begin(), profile.ops.end(), byTime);
+  std::sort(profile.top.begin(), profile.top.end(), byTime);
+  if (profile.top.size() > 10)
+    profile.top.resize(10);
+  profile.limits = measureMachineLimits(bench.threads);
+  return profile;
+}
 
+/// A class row's rates: GFLOP/s, % of the FMA peak, GB/s, % of bandwidth.
+struct Rates {
+  double gflops = 0, fmaPercent = 0, gbs = 0, bwPercent = 0;
+};
+
+Rates ratesOf(const ProfileRow &row, const MachineLimits &limits) {
+  Rates r;
+  if (row.ms <= 0)
+    return r;
+  r.gflops = row.work.flops / (row.ms * 1e-3) / 1e9;
+  r.gbs = row.work.bytes / (row.ms * 1e-3) / 1e9;
+  if (limits.fmaGflops > 0)
+    r.fmaPercent = 100 * r.gflops / limits.fmaGflops;
+  if (limits.readGBs > 0)
+    r.bwPercent = 100 * r.gbs / limits.readGBs;
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+std::string sizesOf(const Bench &bench, const BenchOptions &options) {
   std::string sizes;
-  for (const rt::SymbolSource &s : entry->symbols)
+  for (const rt::SymbolSource &s : bench.entry->symbols)
     sizes += (sizes.empty() ? "" : ", ") + s.name + "=" +
-             std::to_string(symbolValue(s.name, options, dims));
+             std::to_string(symbolValue(s.name, options, bench.dims));
+  return sizes;
+}
 
-  if (options.json) {
-    std::string out = "{";
-    auto field = [&](const std::string &key, const std::string &value) {
-      if (out.size() > 1)
-        out += ", ";
-      out += "\"" + key + "\": " + value;
-    };
-    auto str = [](const std::string &s) { return "\"" + jsonEscape(s) + "\""; };
-    auto num = [](double v) { return strf("%.6g", v); };
-    field("model", str(modelName));
-    field("path", str(options.model.path));
-    field("entry", str(entry->name));
-    field("batch", std::to_string(symbolValue("batch", options, dims)));
-    field("seq", std::to_string(options.seq));
-    std::string dimsJson = "{";
-    for (const rt::SymbolSource &s : entry->symbols)
-      dimsJson += (dimsJson.size() > 1 ? ", " : "") + str(s.name) + ": " +
-                  std::to_string(symbolValue(s.name, options, dims));
-    field("dims", dimsJson + "}");
-    field("threads", std::to_string(threads));
-    field("warmup", std::to_string(options.warmup));
-    field("repeat", std::to_string(options.repeat));
-    field("median_ms", num(med));
-    field("min_ms", num(lo));
-    field("max_ms", num(hi));
-    std::string list = "[";
-    for (size_t i = 0; i < times.size(); ++i)
-      list += (i ? ", " : "") + num(times[i]);
-    field("times_ms", list + "]");
-    field("cpu_median_ms", num(median(cpuTimes)));
-    field("gflop", num(flops / 1e9));
-    field("gflops", num(gflops));
-    field("uncounted_ops", std::to_string(uncounted));
-    field("steps", std::to_string(steps));
-    field("kernels", std::to_string(numKernels));
-    field("peak_temp_bytes", std::to_string(peakTemp));
-    field("compile_s", num(model->stats.seconds));
-    field("create_s", num(createSeconds));
-    if (options.profile) {
-      std::string kindsJson = "[";
-      for (size_t i = 0; i < kinds.size(); ++i)
-        kindsJson += std::string(i ? ", " : "") + "{\"op\": " +
-                     str(kinds[i].name) + ", \"ms\": " + num(kinds[i].ms) +
-                     ", \"cpu_ms\": " + num(kinds[i].cpuMs) +
-                     ", \"calls\": " + num(kinds[i].calls) + "}";
-      field("profile_run_ms", num(profiledRunMs));
-      field("profile", kindsJson + "]");
-      std::string topJson = "[";
-      for (size_t i = 0; i < top.size(); ++i)
-        topJson += std::string(i ? ", " : "") + "{\"kernel\": " +
-                   str(top[i].name) + ", \"ms\": " + num(top[i].ms) +
-                   ", \"cpu_ms\": " + num(top[i].cpuMs) +
-                   ", \"calls\": " + num(top[i].calls) + "}";
-      field("top_kernels", topJson + "]");
-    }
-    llvm::outs() << out << "}\n";
-    return 0;
+/// The profile's JSON fields (appended to `out` with `field`).
+void profileJson(const Profile &profile,
+                 const std::function<void(const std::string &,
+                                          const std::string &)> &field) {
+  auto num = [](double v) { return strf("%.6g", v); };
+  auto str = [](const std::string &s) { return "\"" + jsonEscape(s) + "\""; };
+  auto rows = [&](const std::vector<ProfileRow> &list, const char *key) {
+    std::string json = "[";
+    for (size_t i = 0; i < list.size(); ++i)
+      json += std::string(i ? ", " : "") + "{\"" + key +
+              "\": " + str(list[i].name) + ", \"ms\": " + num(list[i].ms) +
+              ", \"cpu_ms\": " + num(list[i].cpuMs) +
+              ", \"calls\": " + num(list[i].calls) + "}";
+    return json + "]";
+  };
+  field("profile_run_ms", num(profile.runMs));
+  field("profile", rows(profile.ops, "op"));
+  field("top_kernels", rows(profile.top, "kernel"));
+  std::string classes = "[";
+  for (size_t i = 0; i < profile.classes.size(); ++i) {
+    const ProfileRow &row = profile.classes[i];
+    Rates r = ratesOf(row, profile.limits);
+    classes += std::string(i ? ", " : "") + "{\"class\": " + str(row.name) +
+               ", \"ms\": " + num(row.ms) + ", \"cpu_ms\": " + num(row.cpuMs) +
+               ", \"calls\": " + num(row.calls) + ", \"share\": " +
+               num(profile.kernelMs > 0 ? row.ms / profile.kernelMs : 0) +
+               ", \"gflop\": " + num(row.work.flops / 1e9) +
+               ", \"gbyte\": " + num(row.work.bytes / 1e9) +
+               ", \"gflops\": " + num(r.gflops) +
+               ", \"fma_peak_pct\": " + num(r.fmaPercent) +
+               ", \"gbs\": " + num(r.gbs) +
+               ", \"bandwidth_pct\": " + num(r.bwPercent) + "}";
   }
+  field("classes", classes + "]");
+  field("fma_peak_gflops", num(profile.limits.fmaGflops));
+  field("fma_kind", str(profile.limits.fmaKind));
+  field("read_bandwidth_gbs", num(profile.limits.readGBs));
+}
 
-  llvm::outs() << "model    " << modelName << ", entry " << entry->name
-               << " (" << sizes << ")\n";
+void printJson(const Bench &bench, const BenchOptions &options,
+               const std::string &modelName, const Timings &t,
+               const std::optional<Profile> &profile) {
+  std::string out = "{";
+  auto field = [&](const std::string &key, const std::string &value) {
+    if (out.size() > 1)
+      out += ", ";
+    out += "\"" + key + "\": " + value;
+  };
+  auto str = [](const std::string &s) { return "\"" + jsonEscape(s) + "\""; };
+  auto num = [](double v) { return strf("%.6g", v); };
+  auto list = [&](const std::vector<double> &values) {
+    std::string json = "[";
+    for (size_t i = 0; i < values.size(); ++i)
+      json += (i ? ", " : "") + num(values[i]);
+    return json + "]";
+  };
+  const rt::RunStats &stats = bench.executor->lastRunStats();
+  field("model", str(modelName));
+  field("path", str(options.model.path));
+  field("entry", str(bench.entry->name));
+  field("batch", std::to_string(symbolValue("batch", options, bench.dims)));
+  field("seq", std::to_string(options.seq));
+  std::string dimsJson = "{";
+  for (const rt::SymbolSource &s : bench.entry->symbols)
+    dimsJson += (dimsJson.size() > 1 ? ", " : "") + str(s.name) + ": " +
+                std::to_string(symbolValue(s.name, options, bench.dims));
+  field("dims", dimsJson + "}");
+  field("threads", std::to_string(bench.threads));
+  field("warmup", std::to_string(options.warmup));
+  field("repeat", std::to_string(options.repeat));
+  field("median_ms", num(t.median));
+  field("min_ms", num(t.min));
+  field("max_ms", num(t.max));
+  field("times_ms", list(t.times));
+  field("cpu_median_ms", num(median(t.cpuTimes)));
+  field("gflop", num(bench.work.flops / 1e9));
+  field("gflops", num(t.median > 0 ? bench.work.flops / t.median / 1e6 : 0));
+  field("uncounted_ops", std::to_string(bench.work.uncounted));
+  field("steps", std::to_string(stats.steps));
+  field("kernels", std::to_string(bench.model.kernels.size()));
+  field("peak_temp_bytes", std::to_string(stats.peakTempBytes));
+  field("compile_s", num(bench.model.stats.seconds));
+  field("create_s", num(bench.createSeconds));
+  if (profile)
+    profileJson(*profile, field);
+  llvm::outs() << out << "}\n";
+}
+
+void printProfile(const Profile &p) {
+  llvm::outs() << strf("\nprofile  (median run %.3f ms; kernels %.3f ms wall, "
+                       "%.3f ms CPU per run; the rest of the wall time is "
+                       "executor overhead)\n",
+                       p.runMs, p.kernelMs, p.kernelCpuMs);
+  llvm::outs() << strf("limits   fp32 FMA peak %.1f GFLOP/s (%s), read "
+                       "bandwidth %.1f GB/s, on these threads, measured now\n",
+                       p.limits.fmaGflops, p.limits.fmaKind.c_str(),
+                       p.limits.readGBs);
+  llvm::outs() << strf("  %-16s %9s %6s %9s %6s %8s %6s %7s\n", "class",
+                       "ms/run", "share", "GFLOP/s", "%FMA", "GB/s", "%bw",
+                       "calls");
+  for (const ProfileRow &row : p.classes) {
+    Rates r = ratesOf(row, p.limits);
+    llvm::outs() << strf(
+        "  %-16s %9.3f %5.1f%% %9.1f %5.1f%% %8.1f %5.1f%% %7.0f\n",
+        row.name.c_str(), row.ms,
+        p.kernelMs > 0 ? 100 * row.ms / p.kernelMs : 0, r.gflops, r.fmaPercent,
+        r.gbs, r.bwPercent, row.calls);
+  }
+  llvm::outs() << strf("\n  %-28s %10s %10s %7s %8s\n", "op", "ms/run",
+                       "CPU ms/run", "share", "calls");
+  for (const ProfileRow &r : p.ops)
+    llvm::outs() << strf("  %-28s %10.3f %10.3f %6.1f%% %8.0f\n",
+                         r.name.c_str(), r.ms, r.cpuMs,
+                         p.kernelMs > 0 ? 100 * r.ms / p.kernelMs : 0, r.calls);
+  llvm::outs() << "\n  top kernels (wall ms, CPU ms per run)\n";
+  for (const ProfileRow &r : p.top) {
+    std::string name = r.name;
+    if (name.size() > 150)
+      name = name.substr(0, 147) + "...";
+    llvm::outs() << strf("  %9.3f %9.3f %6.1f%% %5.0fx  %s\n", r.ms, r.cpuMs,
+                         p.kernelMs > 0 ? 100 * r.ms / p.kernelMs : 0, r.calls,
+                         name.c_str());
+  }
+}
+
+void printText(const Bench &bench, const BenchOptions &options,
+               const std::string &modelName, const Timings &t,
+               const std::optional<Profile> &profile) {
+  const rt::RunStats &stats = bench.executor->lastRunStats();
+  double gflops = t.median > 0 ? bench.work.flops / t.median / 1e6 : 0;
+  llvm::outs() << "model    " << modelName << ", entry " << bench.entry->name
+               << " (" << sizesOf(bench, options) << ")\n";
   llvm::outs() << strf("compiled %zu kernels for %zu steps in %.2f s; "
                        "executor setup %.2f s\n",
-                       numKernels, steps, model->stats.seconds,
-                       createSeconds);
-  llvm::outs() << strf("threads  %d; %d warm-up + %d timed runs\n", threads,
-                       options.warmup, options.repeat);
+                       bench.model.kernels.size(), stats.steps,
+                       bench.model.stats.seconds, bench.createSeconds);
+  llvm::outs() << strf("threads  %d; %d warm-up + %d timed runs\n",
+                       bench.threads, options.warmup, options.repeat);
   llvm::outs() << strf("time     median %.3f ms  (min %.3f, max %.3f); CPU "
                        "time median %.3f ms\n",
-                       med, lo, hi, median(cpuTimes));
+                       t.median, t.min, t.max, median(t.cpuTimes));
   llvm::outs() << strf("compute  %.3f GFLOP per run -> %.1f GFLOP/s%s\n",
-                       flops / 1e9, gflops,
-                       uncounted ? " (some ops not counted)" : "");
+                       bench.work.flops / 1e9, gflops,
+                       bench.work.uncounted ? " (some ops not counted)" : "");
   llvm::outs() << strf("memory   peak temps %.1f MiB\n",
-                       static_cast<double>(peakTemp) / (1 << 20));
-  if (options.profile) {
-    llvm::outs() << strf("\nprofile  (%d runs, median %.3f ms; kernels "
-                         "%.3f ms wall, %.3f ms CPU per run; the rest of the "
-                         "wall time is executor overhead)\n",
-                         options.repeat, profiledRunMs, kernelTotal,
-                         kernelCpuTotal);
-    llvm::outs() << strf("  %-28s %10s %10s %7s %8s\n", "op", "ms/run",
-                         "CPU ms/run", "share", "calls");
-    for (const Row &r : kinds)
-      llvm::outs() << strf("  %-28s %10.3f %10.3f %6.1f%% %8.0f\n",
-                           r.name.c_str(), r.ms, r.cpuMs,
-                           kernelTotal > 0 ? 100 * r.ms / kernelTotal : 0,
-                           r.calls);
-    llvm::outs() << "\n  top kernels (wall ms, CPU ms per run)\n";
-    for (const Row &r : top) {
-      std::string name = r.name;
-      if (name.size() > 150)
-        name = name.substr(0, 147) + "...";
-      llvm::outs() << strf("  %9.3f %9.3f %6.1f%% %5.0fx  %s\n", r.ms,
-                           r.cpuMs,
-                           kernelTotal > 0 ? 100 * r.ms / kernelTotal : 0,
-                           r.calls, name.c_str());
-    }
+                       static_cast<double>(stats.peakTempBytes) / (1 << 20));
+  if (profile)
+    printProfile(*profile);
+}
+
+int runBench(const BenchOptions &options) {
+  if (options.repeat < 1 || options.warmup < 0) {
+    llvm::errs() << "error: --repeat must be >= 1 and --warmup >= 0\n";
+    return 1;
   }
+  std::optional<Bench> bench = prepare(options);
+  if (!bench)
+    return 1;
+  std::string modelName = bench->model.plan().modelName.empty()
+                              ? options.model.path
+                              : bench->model.plan().modelName;
+  if (options.checkUnfused && !checkUnfused(*bench, options))
+    return 1;
+  for (int i = 0; i < options.warmup; ++i)
+    if (!bench->runOnce())
+      return 1;
+  if (options.serve)
+    return serve(*bench, modelName);
+  std::optional<Timings> timings = timeRuns(*bench, options.repeat);
+  if (!timings)
+    return 1;
+  std::optional<Profile> profile;
+  if (options.profile) {
+    profile = profileRuns(*bench, options.repeat);
+    if (!profile)
+      return 1;
+  }
+  if (options.json)
+    printJson(*bench, options, modelName, *timings, profile);
+  else
+    printText(*bench, options, modelName, *timings, profile);
   return 0;
 }
 
@@ -659,9 +954,10 @@ CommandRunner driver::registerBenchCommand(CLI::App &app) {
   command->add_option("--batch", options->batch, "Batch size")
       ->default_val(1)
       ->check(positiveSize());
-  command->add_option("--seq", options->seq,
-                      "Size of every other symbolic dimension (sequence "
-                      "lengths)")
+  command
+      ->add_option("--seq", options->seq,
+                   "Size of every other symbolic dimension (sequence "
+                   "lengths)")
       ->default_val(128)
       ->check(positiveSize());
   command->add_option("--dim", options->dims,
@@ -674,8 +970,9 @@ CommandRunner driver::registerBenchCommand(CLI::App &app) {
   command->add_option("--threads", options->threads,
                       "Halide worker threads (sets HL_NUM_THREADS; default: "
                       "HL_NUM_THREADS or one per CPU)");
-  command->add_option("--seed", options->seed,
-                      "Seed of the random inputs (weights always use seed 0)")
+  command
+      ->add_option("--seed", options->seed,
+                   "Seed of the random inputs (weights always use seed 0)")
       ->default_val(0);
   command->add_flag("--check-unfused", options->checkUnfused,
                     "First run the entry once through the fused kernels and "

@@ -1,0 +1,206 @@
+//===- MachineLimits.cpp - The machine's fp32 FMA peak and bandwidth ------===//
+
+#include "tools/tfc/MachineLimits.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace tfc;
+using namespace tfc::driver;
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int kDepth = 256; // k steps per pass, all operands in L1
+alignas(64) float gA[8 * kDepth];
+alignas(64) float gB[48 * kDepth];
+std::atomic<float> gSink{0};
+
+/// 8 x 48 outer products: 24 zmm accumulators; 2*16*24*kDepth FLOPs/pass.
+__attribute__((target("avx512f"))) void burstAvx512(int passes) {
+  __m512 c[24];
+  for (__m512 &v : c)
+    v = _mm512_setzero_ps();
+  for (int p = 0; p < passes; ++p)
+    for (int k = 0; k < kDepth; ++k) {
+      __m512 b0 = _mm512_load_ps(gB + k * 48);
+      __m512 b1 = _mm512_load_ps(gB + k * 48 + 16);
+      __m512 b2 = _mm512_load_ps(gB + k * 48 + 32);
+#pragma GCC unroll 8
+      for (int m = 0; m < 8; ++m) {
+        __m512 a = _mm512_set1_ps(gA[k * 8 + m]);
+        c[m * 3] = _mm512_fmadd_ps(a, b0, c[m * 3]);
+        c[m * 3 + 1] = _mm512_fmadd_ps(a, b1, c[m * 3 + 1]);
+        c[m * 3 + 2] = _mm512_fmadd_ps(a, b2, c[m * 3 + 2]);
+      }
+    }
+  float s = 0;
+  for (__m512 &v : c)
+    s += _mm512_reduce_add_ps(v);
+  gSink = s;
+}
+
+/// 6 x 16 outer products: 12 ymm accumulators; 2*8*12*kDepth FLOPs/pass.
+__attribute__((target("avx2,fma"))) void burstAvx2(int passes) {
+  __m256 c[12];
+  for (__m256 &v : c)
+    v = _mm256_setzero_ps();
+  for (int p = 0; p < passes; ++p)
+    for (int k = 0; k < kDepth; ++k) {
+      __m256 b0 = _mm256_load_ps(gB + k * 16);
+      __m256 b1 = _mm256_load_ps(gB + k * 16 + 8);
+#pragma GCC unroll 6
+      for (int m = 0; m < 6; ++m) {
+        __m256 a = _mm256_set1_ps(gA[k * 6 + m]);
+        c[m * 2] = _mm256_fmadd_ps(a, b0, c[m * 2]);
+        c[m * 2 + 1] = _mm256_fmadd_ps(a, b1, c[m * 2 + 1]);
+      }
+    }
+  alignas(32) float lanes[8];
+  float s = 0;
+  for (__m256 &v : c) {
+    _mm256_store_ps(lanes, v);
+    for (float x : lanes)
+      s += x;
+  }
+  gSink = s;
+}
+
+/// Lets `count` threads go on together (std::barrier is C++20).
+class Barrier {
+public:
+  explicit Barrier(int count) : count(count) {}
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    int phase = generation;
+    if (++waiting == count) {
+      waiting = 0;
+      ++generation;
+      wake.notify_all();
+      return;
+    }
+    wake.wait(lock, [&] { return generation != phase; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable wake;
+  int count, waiting = 0, generation = 0;
+};
+
+/// Runs `work(thread)` on `threads` threads for `rounds` rounds that
+/// start together; returns each round's span (first start to last end).
+std::vector<double> synchronizedRounds(int threads, int rounds,
+                                       const std::function<void(int)> &work) {
+  std::vector<double> starts(static_cast<size_t>(threads * rounds));
+  std::vector<double> ends(starts.size());
+  Barrier sync(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int r = 0; r < rounds; ++r) {
+        sync.arriveAndWait();
+        starts[static_cast<size_t>(r * threads + t)] = now();
+        work(t);
+        ends[static_cast<size_t>(r * threads + t)] = now();
+      }
+    });
+  for (std::thread &th : pool)
+    th.join();
+  std::vector<double> spans;
+  for (int r = 0; r < rounds; ++r) {
+    auto first = starts.begin() + r * threads;
+    auto last = ends.begin() + r * threads;
+    spans.push_back(*std::max_element(last, last + threads) -
+                    *std::min_element(first, first + threads));
+  }
+  return spans;
+}
+
+double fmaPeak(int threads, std::string &kind) {
+  std::fill(std::begin(gA), std::end(gA), 1e-3f);
+  std::fill(std::begin(gB), std::end(gB), 1e-3f);
+  constexpr int kPasses = 40;
+  double flopsPerBurst = 0;
+  std::function<void(int)> burst;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    kind = "AVX-512";
+    flopsPerBurst = 2.0 * 16 * 24 * kDepth * kPasses;
+    burst = [](int) { burstAvx512(kPasses); };
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    kind = "AVX2";
+    flopsPerBurst = 2.0 * 8 * 12 * kDepth * kPasses;
+    burst = [](int) { burstAvx2(kPasses); };
+  } else {
+    kind = "none";
+    return 0;
+  }
+  std::vector<double> spans = synchronizedRounds(threads, 300, burst);
+  double best = *std::min_element(spans.begin(), spans.end());
+  return best > 0 ? flopsPerBurst * threads / best / 1e9 : 0;
+}
+
+/// Sums 8 side-by-side parts of `base` (`part` floats each, a multiple of
+/// 8): one 8-lane accumulator per part.
+__attribute__((target("avx2"))) double sumEightStreams(const float *base,
+                                                       size_t part) {
+  __m256 acc[8];
+  for (__m256 &v : acc)
+    v = _mm256_setzero_ps();
+  for (size_t i = 0; i < part; i += 8)
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s)
+      acc[s] = _mm256_add_ps(acc[s], _mm256_loadu_ps(base + s * part + i));
+  alignas(32) float lanes[8];
+  double total = 0;
+  for (__m256 &v : acc) {
+    _mm256_store_ps(lanes, v);
+    for (float x : lanes)
+      total += x;
+  }
+  return total;
+}
+
+double readBandwidth(int threads) {
+  if (!__builtin_cpu_supports("avx2"))
+    return 0;
+  constexpr size_t kFloats = (256u << 20) / sizeof(float);
+  std::vector<float> data(kFloats, 1.0f);
+  std::vector<double> sums(static_cast<size_t>(threads));
+  size_t part = kFloats / static_cast<size_t>(threads) / 64 * 8;
+  auto pass = [&](int t) {
+    sums[static_cast<size_t>(t)] =
+        sumEightStreams(data.data() + 8 * part * static_cast<size_t>(t), part);
+  };
+  // The first pass faults the pages in; the best of the others counts.
+  std::vector<double> spans = synchronizedRounds(threads, 6, pass);
+  double best = *std::min_element(spans.begin() + 1, spans.end());
+  double bytes = 8.0 * static_cast<double>(part) * threads * sizeof(float);
+  gSink = static_cast<float>(sums[0]);
+  return best > 0 ? bytes / best / 1e9 : 0;
+}
+
+} // namespace
+
+MachineLimits driver::measureMachineLimits(int threads) {
+  MachineLimits limits;
+  threads = std::max(threads, 1);
+  limits.fmaGflops = fmaPeak(threads, limits.fmaKind);
+  limits.readGBs = readBandwidth(threads);
+  return limits;
+}

@@ -1,0 +1,35 @@
+//===- MachineLimits.h - The machine's fp32 FMA peak and bandwidth -*- C++
+//-*-===//
+//
+// What `tfc bench --profile` compares each kernel class with, measured in the
+// same run and on the same number of threads as the kernels:
+//  - the fp32 FMA peak: each thread runs the inner loop of a register-blocked
+//    matmul (24 AVX-512 accumulators, 3 vector loads and 8 broadcasts per 24
+//    FMAs, all in L1; AVX2 with 12 accumulators where there is no AVX-512) in
+//    short bursts that start together; a burst's FLOPs over the time from the
+//    first start to the last end, best burst. Short bursts matter on a shared
+//    machine: a long loop measures the share of the CPU the scheduler gave.
+//  - read bandwidth: each thread sums its own slice of a 256 MiB array (8
+//    streams side by side, as the GEMV kernels read a weight), best pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TOOLS_TFC_MACHINELIMITS_H
+#define TFC_TOOLS_TFC_MACHINELIMITS_H
+
+#include <string>
+
+namespace tfc::driver {
+
+struct MachineLimits {
+  double fmaGflops = 0; // fp32, all threads together
+  double readGBs = 0;   // 1e9 bytes/s, all threads together
+  std::string fmaKind;  // "AVX-512", "AVX2", or "none" (peak 0)
+};
+
+/// Measures both limits on `threads` threads (about half a second).
+MachineLimits measureMachineLimits(int threads);
+
+} // namespace tfc::driver
+
+#endif // TFC_TOOLS_TFC_MACHINELIMITS_H
