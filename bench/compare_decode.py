@@ -37,7 +37,7 @@ engine's time is compared with the weight-streaming floor
 
 Environment: as bench/compare_pytorch.py (OMP_WAIT_POLICY=passive,
 OPENBLAS_CORETYPE unset, OpenBLAS from bench/.deps if bench/setup-openblas.sh
-was run). ONNX Runtime: bench/setup-peers.sh. With --cpus (default: CPU 1
+was run). ONNX Runtime: bench/setup-peers.sh --decode. With --cpus (default: CPU 1
 when --threads 1) the script pins itself and its children (tfc, membw) with
 sched_setaffinity, as `taskset -c 1` would.
 
