@@ -123,7 +123,10 @@ llvm::Expected<Func> buildSlice(KernelContext &ctx, SliceOp op,
   if (op.getAxis() >= static_cast<uint64_t>(in.rank()))
     return ctx.error("axis out of range");
   std::vector<Expr> idx = asExprs(vars);
-  idx[op.getAxis()] += static_cast<int>(op.getStart());
+  Expr &i = idx[op.getAxis()];
+  if (op.getStep() != 1)
+    i = i * static_cast<int>(op.getStep());
+  i += static_cast<int>(op.getStart());
   Func out = ctx.func();
   define(out, vars, in.at(idx));
   return out;

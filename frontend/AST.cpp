@@ -44,6 +44,8 @@ const char *spelling(BinaryOp op) {
     return "and";
   case BinaryOp::Or:
     return "or";
+  case BinaryOp::Pow:
+    return "**";
   }
   return "?";
 }

@@ -118,6 +118,7 @@ enum class BinaryOp {
   Ge,
   And,
   Or,
+  Pow,
 };
 
 /// Spelling of an operator as written in source ("+", "@", "and", ...).
@@ -167,9 +168,12 @@ public:
 struct Subscript {
   SourceLoc loc;
   bool isSlice = false;
+  /// `...`: as many `:` as the other subscripts leave axes.
+  bool isEllipsis = false;
   ExprPtr index; // when !isSlice
   ExprPtr start; // optional, when isSlice
   ExprPtr end;   // optional, when isSlice
+  ExprPtr step;  // optional, when isSlice (`start:end:step`)
 };
 
 class IndexExpr : public Expr {

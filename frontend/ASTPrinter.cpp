@@ -312,6 +312,10 @@ void printExpr(const Expr &expr, llvm::raw_ostream &os) {
       const Subscript &sub = index.subscripts[i];
       if (i)
         os << ", ";
+      if (sub.isEllipsis) {
+        os << "...";
+        continue;
+      }
       if (!sub.isSlice) {
         printOptional(sub.index.get(), os);
         continue;
@@ -319,6 +323,10 @@ void printExpr(const Expr &expr, llvm::raw_ostream &os) {
       printOptional(sub.start.get(), os);
       os << ":";
       printOptional(sub.end.get(), os);
+      if (sub.step) {
+        os << ":";
+        printOptional(sub.step.get(), os);
+      }
     }
     os << "]";
     return;

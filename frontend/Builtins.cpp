@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ElaboratorImpl.h"
+#include "ir/TfcOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -323,6 +324,14 @@ MaybeValue ElaboratorImpl::tensorBinary(ast::BinaryOp op, const Value &lhsIn,
            : op == B::Mul ? "tfc.mul"
                           : "tfc.div";
     break;
+  case B::Pow:
+    if (!isFloat(dtype)) {
+      diags.error(at, "`**` needs f32 tensors, got " +
+                          shapeToString(dtype, lhs->shape));
+      return std::nullopt;
+    }
+    name = "tfc.pow";
+    break;
   case B::And:
   case B::Or:
     if (dtype != "bool") {
@@ -517,25 +526,30 @@ MaybeValue ElaboratorImpl::reshape(const TensorValue &x, const SymShape &shape,
 }
 
 MaybeValue ElaboratorImpl::slice(const TensorValue &x, int64_t axis,
-                                 int64_t start, int64_t end, SourceLoc at) {
+                                 int64_t start, int64_t end, SourceLoc at,
+                                 int64_t step) {
   const SymDim &dim = x.shape[axis];
   if (start < 0 || end <= start || (dim.isStatic() && end > dim.constant)) {
     diags.error(at, "slice " + std::to_string(start) + ":" +
-                        std::to_string(end) + " is out of range for axis " +
-                        std::to_string(axis) + " of " +
-                        shapeToString(x.dtype, x.shape));
+                        std::to_string(end) +
+                        (step != 1 ? ":" + std::to_string(step) : "") +
+                        " is out of range for axis " + std::to_string(axis) +
+                        " of " + shapeToString(x.dtype, x.shape));
     noteOrigin(x);
     return std::nullopt;
   }
   SymShape shape = x.shape;
-  shape[axis] = SymDim::of(end - start);
+  shape[axis] = SymDim::of(mlir::tfc::SliceOp::sliceSize(start, end, step));
   mlir::Builder b(&context);
-  std::optional<TensorValue> result = makeTensor(
-      "tfc.slice", {x.value}, x.dtype, shape,
-      {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
-       b.getNamedAttr("start", b.getI64IntegerAttr(start)),
-       b.getNamedAttr("end", b.getI64IntegerAttr(end))},
-      at, "a slice of " + x.description);
+  std::vector<mlir::NamedAttribute> attrs = {
+      b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+      b.getNamedAttr("start", b.getI64IntegerAttr(start)),
+      b.getNamedAttr("end", b.getI64IntegerAttr(end))};
+  if (step != 1)
+    attrs.push_back(b.getNamedAttr("step", b.getI64IntegerAttr(step)));
+  std::optional<TensorValue> result =
+      makeTensor("tfc.slice", {x.value}, x.dtype, shape, attrs, at,
+                 "a slice of " + x.description);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -705,76 +719,46 @@ std::optional<DimSource> ElaboratorImpl::dimSource(const Value &dim,
 MaybeValue ElaboratorImpl::indexTensor(const TensorValue &x,
                                        const std::vector<ast::Subscript> &subs,
                                        SourceLoc at) {
-  if (subs.size() > x.shape.size()) {
-    diags.error(at, "too many subscripts (" + std::to_string(subs.size()) +
+  // `...` stands for as many `:` as the other subscripts leave axes.
+  size_t explicitAxes = 0;
+  for (const ast::Subscript &sub : subs)
+    explicitAxes += sub.isEllipsis ? 0 : 1;
+  if (explicitAxes > x.shape.size()) {
+    diags.error(at, "too many subscripts (" + std::to_string(explicitAxes) +
                         ") for " + shapeToString(x.dtype, x.shape));
     return std::nullopt;
   }
   TensorValue current = x;
   std::vector<bool> drop(x.shape.size(), false);
-  for (size_t axis = 0; axis < subs.size(); ++axis) {
-    const ast::Subscript &sub = subs[axis];
-    const SymDim &dim = current.shape[axis];
-    auto bound = [&](const ast::ExprPtr &e,
-                     int64_t fallback) -> std::optional<int64_t> {
-      if (!e)
-        return fallback;
-      MaybeValue v = eval(*e);
-      if (!v)
-        return std::nullopt;
-      std::optional<int64_t> i = expectInt(*v, "a subscript", e->getLoc());
-      if (!i)
-        return std::nullopt;
-      if (*i < 0) {
-        if (!dim.isStatic()) {
-          diags.error(e->getLoc(), "a negative index needs a static "
-                                   "dimension, axis " +
-                                       std::to_string(axis) + " is " +
-                                       dim.str());
-          return std::nullopt;
-        }
-        return *i + dim.constant;
-      }
-      return *i;
-    };
-    int64_t start, end;
-    if (sub.isSlice) {
-      if (!sub.start && !sub.end)
-        continue; // `:` keeps the whole axis
-      if (!dim.isStatic() && !sub.end) {
-        diags.error(sub.loc, "cannot slice the symbolic dimension " +
-                                 dim.str() + " to its end");
-        return std::nullopt;
-      }
-      std::optional<int64_t> s = bound(sub.start, 0);
-      std::optional<int64_t> e =
-          bound(sub.end, dim.isStatic() ? dim.constant : 0);
-      if (!s || !e)
-        return std::nullopt;
-      start = *s;
-      end = *e;
-    } else {
-      std::optional<int64_t> i = bound(sub.index, 0);
-      if (!i)
-        return std::nullopt;
-      start = *i;
-      if (__builtin_add_overflow(*i, int64_t(1), &end)) {
-        diags.error(sub.loc, "index " + std::to_string(*i) +
-                                 " is out of range for axis " +
-                                 std::to_string(axis) + " of " +
-                                 shapeToString(x.dtype, x.shape));
-        return std::nullopt;
-      }
-      drop[axis] = true;
+  size_t axis = 0;
+  for (const ast::Subscript &sub : subs) {
+    if (sub.isEllipsis) {
+      axis += x.shape.size() - explicitAxes;
+      continue;
     }
+    std::optional<SliceBounds> bounds = subscriptBounds(current, axis, sub);
+    if (!bounds)
+      return std::nullopt;
+    drop[axis] = !sub.isSlice;
     // A symbolic axis can be sliced with static bounds (`h[:, 0]` takes the
     // first token); the runtime checks the bound against the actual size.
-    if (dim.isStatic() && start == 0 && end == dim.constant && !drop[axis])
-      continue;
-    MaybeValue sliced = slice(current, axis, start, end, sub.loc);
-    if (!sliced)
-      return std::nullopt;
-    current = sliced->getTensor();
+    const SymDim &dim = current.shape[axis];
+    bool whole = !bounds->start && !bounds->end && bounds->step == 1;
+    if (!whole) {
+      int64_t start = bounds->start.value_or(0);
+      int64_t end = bounds->end.value_or(dim.constant);
+      if (dim.isStatic() && start == 0 && end == dim.constant &&
+          bounds->step == 1 && !drop[axis]) {
+        ++axis;
+        continue;
+      }
+      MaybeValue sliced =
+          slice(current, axis, start, end, sub.loc, bounds->step);
+      if (!sliced)
+        return std::nullopt;
+      current = sliced->getTensor();
+    }
+    ++axis;
   }
   if (std::find(drop.begin(), drop.end(), true) == drop.end())
     return Value::ofTensor(current);
@@ -783,6 +767,69 @@ MaybeValue ElaboratorImpl::indexTensor(const TensorValue &x,
     if (!drop[i])
       shape.push_back(current.shape[i]);
   return reshape(current, shape, at);
+}
+
+std::optional<ElaboratorImpl::SliceBounds>
+ElaboratorImpl::subscriptBounds(const TensorValue &x, size_t axis,
+                                const ast::Subscript &sub) {
+  const SymDim &dim = x.shape[axis];
+  // One bound, with a negative one counted from the end of a static axis.
+  auto bound = [&](const ast::ExprPtr &e) -> std::optional<int64_t> {
+    MaybeValue v = eval(*e);
+    if (!v)
+      return std::nullopt;
+    std::optional<int64_t> i = expectInt(*v, "a subscript", e->getLoc());
+    if (!i || *i >= 0)
+      return i;
+    if (!dim.isStatic()) {
+      diags.error(e->getLoc(), "a negative index needs a static dimension, "
+                               "axis " +
+                                   std::to_string(axis) + " is " + dim.str());
+      return std::nullopt;
+    }
+    return *i + dim.constant;
+  };
+  SliceBounds out;
+  if (!sub.isSlice) {
+    std::optional<int64_t> i = bound(sub.index);
+    if (!i)
+      return std::nullopt;
+    if (*i == INT64_MAX) {
+      diags.error(sub.loc, "index " + std::to_string(*i) +
+                               " is out of range for axis " +
+                               std::to_string(axis) + " of " +
+                               shapeToString(x.dtype, x.shape));
+      return std::nullopt;
+    }
+    out.start = *i;
+    out.end = *i + 1;
+    return out;
+  }
+  if (sub.step) {
+    MaybeValue v = eval(*sub.step);
+    std::optional<int64_t> step =
+        v ? expectInt(*v, "a slice step", sub.step->getLoc()) : std::nullopt;
+    if (!step)
+      return std::nullopt;
+    if (*step < 1) {
+      diags.error(sub.step->getLoc(),
+                  "a slice step must be at least 1, got " +
+                      std::to_string(*step) +
+                      (*step < 0 ? " (negative steps are not supported)" : ""));
+      return std::nullopt;
+    }
+    out.step = *step;
+  }
+  if (!dim.isStatic() && !sub.end && (sub.start || out.step != 1)) {
+    diags.error(sub.loc, "cannot slice the symbolic dimension " + dim.str() +
+                             " to its end");
+    return std::nullopt;
+  }
+  if (sub.start && !(out.start = bound(sub.start)))
+    return std::nullopt;
+  if (sub.end && !(out.end = bound(sub.end)))
+    return std::nullopt;
+  return out;
 }
 
 namespace {
@@ -1445,8 +1492,11 @@ MaybeValue BuiltinCall::callCausalMask() {
 // The builtin table
 //===----------------------------------------------------------------------===//
 
-MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call, bool &found) {
-  using Handler = MaybeValue (BuiltinCall::*)();
+namespace {
+using Handler = MaybeValue (BuiltinCall::*)();
+
+/// Every tensor builtin, by name.
+const std::map<std::string, Handler> &builtinTable() {
   static const std::map<std::string, Handler> table = [] {
     std::map<std::string, Handler> t = {
         {"activation", &BuiltinCall::callActivation},
@@ -1479,6 +1529,19 @@ MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call, bool &found) {
       t.emplace(entry.first, &BuiltinCall::callUnary);
     return t;
   }();
+  return table;
+}
+} // namespace
+
+std::vector<std::string> tfc::builtinNames() {
+  std::vector<std::string> names;
+  for (const auto &entry : builtinTable())
+    names.push_back(entry.first);
+  return names;
+}
+
+MaybeValue ElaboratorImpl::callBuiltin(const ast::CallExpr &call, bool &found) {
+  const std::map<std::string, Handler> &table = builtinTable();
   auto it = table.find(call.callee);
   found = it != table.end();
   if (!found)

@@ -15,6 +15,7 @@
 
 #include "frontend/SourceLocation.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Diagnostic {
   Severity severity;
   SourceLoc loc;
   std::string message;
+  /// Of an error: where it was reached from (the elaborator's chain of
+  /// block calls, innermost first), printed after its own notes.
+  std::vector<Diagnostic> context = {};
 };
 
 class DiagnosticEngine {
@@ -45,6 +49,11 @@ public:
   /// A note attaches to the previous error or warning (e.g. "`x` was defined
   /// here").
   void note(SourceLoc loc, std::string message);
+  /// Sets what gives each later error its context notes (see
+  /// Diagnostic::context); an empty function gives none.
+  void setContext(std::function<std::vector<Diagnostic>()> provider) {
+    context = std::move(provider);
+  }
 
   unsigned getNumErrors() const { return numErrors; }
   bool hasErrors() const { return numErrors != 0; }
@@ -58,6 +67,9 @@ public:
   const SourceManager &getSources() const { return sources; }
 
 private:
+  void printOne(llvm::raw_ostream &os, const Diagnostic &diag) const;
+
+  std::function<std::vector<Diagnostic>()> context;
   const SourceManager &sources;
   unsigned errorLimit;
   unsigned numErrors = 0;

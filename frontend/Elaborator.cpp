@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -41,6 +42,8 @@ const Value *ElaboratorImpl::lookup(const std::string &name) const {
         return &found->second;
     }
   }
+  if (auto dim = entryDimNames.find(name); dim != entryDimNames.end())
+    return &dim->second;
   auto found = config.find(name);
   if (found != config.end())
     return &found->second;
@@ -406,6 +409,11 @@ MaybeValue ElaboratorImpl::eval(const ast::Expr &expr) {
     const Value *value = lookup(ident.name);
     if (!value) {
       diags.error(expr.getLoc(), "unknown name '" + ident.name + "'");
+      if (frames.size() > 1 && frames.back().block)
+        diags.note(frames.back().block->loc,
+                   "a block sees its parameters, its own names, the config "
+                   "and the dimension names of the entry's inputs; for the "
+                   "size of an axis of a tensor, use `dim(x, axis)`");
       return std::nullopt;
     }
     if (value->is(Value::Kind::None))
@@ -542,21 +550,49 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
                                             const Value &rhs, SourceLoc at) {
   using K = Value::Kind;
   using B = ast::BinaryOp;
-  std::string spelled = ast::spelling(op);
-  auto bad = [&]() -> MaybeValue {
-    diags.error(at, "cannot apply `" + spelled + "` to " + lhs.describe() +
-                        " and " + rhs.describe());
-    return std::nullopt;
-  };
-
-  // Logic.
-  if (op == B::And || op == B::Or) {
+  switch (op) {
+  case B::And:
+  case B::Or:
     if (!lhs.is(K::Bool) || !rhs.is(K::Bool))
-      return bad();
+      return badStaticOperands(op, lhs, rhs, at);
     return Value::ofBool(op == B::And ? lhs.getBool() && rhs.getBool()
                                       : lhs.getBool() || rhs.getBool());
+  case B::Eq:
+  case B::Ne:
+  case B::Lt:
+  case B::Le:
+  case B::Gt:
+  case B::Ge:
+    return staticCompare(op, lhs, rhs, at);
+  case B::Pow:
+    return staticPow(lhs, rhs, at);
+  default:
+    break;
   }
+  if (op == B::Add && ((lhs.is(K::Str) && rhs.is(K::Str)) ||
+                       (lhs.is(K::List) && rhs.is(K::List))))
+    return staticJoin(lhs, rhs, at);
+  if (lhs.is(K::Int) && rhs.is(K::Int))
+    return staticIntArith(op, lhs.getInt(), rhs.getInt(), at);
+  if (lhs.isNumber() && rhs.isNumber())
+    return staticFloatArith(op, lhs.asDouble(), rhs.asDouble(), at);
+  std::optional<SymDim> a = lhs.asDim(), b = rhs.asDim();
+  if (a && b)
+    return staticDimArith(op, *a, *b, at);
+  return badStaticOperands(op, lhs, rhs, at);
+}
 
+MaybeValue ElaboratorImpl::badStaticOperands(ast::BinaryOp op, const Value &lhs,
+                                             const Value &rhs, SourceLoc at) {
+  diags.error(at, std::string("cannot apply `") + ast::spelling(op) + "` to " +
+                      lhs.describe() + " and " + rhs.describe());
+  return std::nullopt;
+}
+
+MaybeValue ElaboratorImpl::staticCompare(ast::BinaryOp op, const Value &lhs,
+                                         const Value &rhs, SourceLoc at) {
+  using K = Value::Kind;
+  using B = ast::BinaryOp;
   // Equality on any matching static kinds.
   if (op == B::Eq || op == B::Ne) {
     if (lhs.is(K::Str) && rhs.is(K::Str) &&
@@ -572,30 +608,29 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
       equal = lhs.is(K::Bool) ? lhs.getBool() == rhs.getBool()
                               : lhs.getStr() == rhs.getStr();
     else
-      return bad();
+      return badStaticOperands(op, lhs, rhs, at);
     return Value::ofBool(op == B::Eq ? equal : !equal);
   }
-
-  if (op == B::Lt || op == B::Le || op == B::Gt || op == B::Ge) {
-    if (!lhs.isNumber() || !rhs.isNumber())
-      return bad();
-    double a = lhs.asDouble(), b = rhs.asDouble();
-    bool result = op == B::Lt   ? a < b
-                  : op == B::Le ? a <= b
-                  : op == B::Gt ? a > b
-                                : a >= b;
-    if (lhs.is(K::Int) && rhs.is(K::Int)) {
-      int64_t x = lhs.getInt(), y = rhs.getInt();
-      result = op == B::Lt   ? x < y
-               : op == B::Le ? x <= y
-               : op == B::Gt ? x > y
-                             : x >= y;
-    }
-    return Value::ofBool(result);
+  if (!lhs.isNumber() || !rhs.isNumber())
+    return badStaticOperands(op, lhs, rhs, at);
+  double a = lhs.asDouble(), b = rhs.asDouble();
+  bool result = op == B::Lt   ? a < b
+                : op == B::Le ? a <= b
+                : op == B::Gt ? a > b
+                              : a >= b;
+  if (lhs.is(K::Int) && rhs.is(K::Int)) {
+    int64_t x = lhs.getInt(), y = rhs.getInt();
+    result = op == B::Lt   ? x < y
+             : op == B::Le ? x <= y
+             : op == B::Gt ? x > y
+                           : x >= y;
   }
+  return Value::ofBool(result);
+}
 
-  // Concatenation.
-  if (op == B::Add && lhs.is(K::Str) && rhs.is(K::Str)) {
+MaybeValue ElaboratorImpl::staticJoin(const Value &lhs, const Value &rhs,
+                                      SourceLoc at) {
+  if (lhs.is(Value::Kind::Str)) {
     size_t size = lhs.getStr().size() + rhs.getStr().size();
     if (size > ElaborationLimits::maxStringSize) {
       diags.error(at, "string is longer than 65536 characters");
@@ -607,119 +642,157 @@ MaybeValue ElaboratorImpl::evalStaticBinary(ast::BinaryOp op, const Value &lhs,
       return std::nullopt;
     return Value::ofStr(lhs.getStr() + rhs.getStr());
   }
-  if (op == B::Add && lhs.is(K::List) && rhs.is(K::List)) {
-    size_t size = lhs.getList().size() + rhs.getList().size();
-    if (size > ElaborationLimits::maxListSize) {
-      diags.error(at, "list is longer than the limit of 2^20 elements");
-      return std::nullopt;
-    }
-    if (!charge(static_cast<int64_t>(size), at))
-      return std::nullopt;
-    std::vector<Value> joined = lhs.getList();
-    joined.insert(joined.end(), rhs.getList().begin(), rhs.getList().end());
-    return Value::ofList(std::move(joined));
+  size_t size = lhs.getList().size() + rhs.getList().size();
+  if (size > ElaborationLimits::maxListSize) {
+    diags.error(at, "list is longer than the limit of 2^20 elements");
+    return std::nullopt;
   }
+  if (!charge(static_cast<int64_t>(size), at))
+    return std::nullopt;
+  std::vector<Value> joined = lhs.getList();
+  joined.insert(joined.end(), rhs.getList().begin(), rhs.getList().end());
+  return Value::ofList(std::move(joined));
+}
 
-  // Integer arithmetic.
-  if (lhs.is(K::Int) && rhs.is(K::Int)) {
-    int64_t a = lhs.getInt(), b = rhs.getInt(), out = 0;
-    if (op == B::Div || op == B::Mod) {
-      if (b == 0) {
-        diags.error(at, "division by zero");
-        return std::nullopt;
-      }
-      if (a == INT64_MIN && b == -1) {
-        diags.error(at, "integer overflow");
-        return std::nullopt;
-      }
-      if (op == B::Mod)
-        return Value::ofInt(a % b);
-      if (a % b != 0) {
-        diags.error(at, std::to_string(a) + " / " + std::to_string(b) +
-                            " is not an exact integer division (write "
-                            "`1.0 * a / b` for a float)");
-        return std::nullopt;
-      }
-      return Value::ofInt(a / b);
+MaybeValue ElaboratorImpl::staticIntArith(ast::BinaryOp op, int64_t a,
+                                          int64_t b, SourceLoc at) {
+  using B = ast::BinaryOp;
+  if (op == B::Div || op == B::Mod) {
+    if (b == 0) {
+      diags.error(at, "division by zero");
+      return std::nullopt;
     }
-    if (op == B::MatMul)
-      return bad();
-    if (!checkedArith(op, a, b, out)) {
-      diags.error(at, "integer overflow in `" + spelled + "`");
+    if (a == INT64_MIN && b == -1) {
+      diags.error(at, "integer overflow");
+      return std::nullopt;
+    }
+    if (op == B::Mod)
+      return Value::ofInt(a % b);
+    if (a % b != 0) {
+      diags.error(at, std::to_string(a) + " / " + std::to_string(b) +
+                          " is not an exact integer division (write "
+                          "`1.0 * a / b` for a float)");
+      return std::nullopt;
+    }
+    return Value::ofInt(a / b);
+  }
+  if (op == B::MatMul)
+    return badStaticOperands(op, Value::ofInt(a), Value::ofInt(b), at);
+  int64_t out = 0;
+  if (!checkedArith(op, a, b, out)) {
+    diags.error(at,
+                std::string("integer overflow in `") + ast::spelling(op) + "`");
+    return std::nullopt;
+  }
+  return Value::ofInt(out);
+}
+
+MaybeValue ElaboratorImpl::staticFloatArith(ast::BinaryOp op, double a,
+                                            double b, SourceLoc at) {
+  using B = ast::BinaryOp;
+  switch (op) {
+  case B::Add:
+    return Value::ofFloat(a + b);
+  case B::Sub:
+    return Value::ofFloat(a - b);
+  case B::Mul:
+    return Value::ofFloat(a * b);
+  case B::Div:
+  case B::Mod:
+    if (b == 0) {
+      diags.error(at, "division by zero");
+      return std::nullopt;
+    }
+    return Value::ofFloat(op == B::Div ? a / b : std::fmod(a, b));
+  default:
+    return badStaticOperands(op, Value::ofFloat(a), Value::ofFloat(b), at);
+  }
+}
+
+MaybeValue ElaboratorImpl::staticPow(const Value &lhs, const Value &rhs,
+                                     SourceLoc at) {
+  if (!lhs.isNumber() || !rhs.isNumber())
+    return badStaticOperands(ast::BinaryOp::Pow, lhs, rhs, at);
+  // An int to a non-negative int power stays an int, as in Python.
+  if (lhs.is(Value::Kind::Int) && rhs.is(Value::Kind::Int) &&
+      rhs.getInt() >= 0) {
+    int64_t base = lhs.getInt(), exponent = rhs.getInt(), out = 1;
+    bool overflow = false;
+    for (; exponent > 0 && !overflow; exponent >>= 1) {
+      if (exponent & 1)
+        overflow |= __builtin_mul_overflow(out, base, &out);
+      if (exponent > 1)
+        overflow |= __builtin_mul_overflow(base, base, &base);
+    }
+    if (overflow) {
+      diags.error(at, "integer overflow in `" + lhs.str() + " ** " + rhs.str() +
+                          "`");
       return std::nullopt;
     }
     return Value::ofInt(out);
   }
+  return staticMath("**", std::pow(lhs.asDouble(), rhs.asDouble()), {lhs, rhs},
+                    at);
+}
 
-  // Float arithmetic.
-  if (lhs.isNumber() && rhs.isNumber()) {
-    double a = lhs.asDouble(), b = rhs.asDouble();
-    switch (op) {
-    case B::Add:
-      return Value::ofFloat(a + b);
-    case B::Sub:
-      return Value::ofFloat(a - b);
-    case B::Mul:
-      return Value::ofFloat(a * b);
-    case B::Div:
-      if (b == 0) {
-        diags.error(at, "division by zero");
-        return std::nullopt;
-      }
-      return Value::ofFloat(a / b);
-    case B::Mod:
-      if (b == 0) {
-        diags.error(at, "division by zero");
-        return std::nullopt;
-      }
-      return Value::ofFloat(std::fmod(a, b));
-    default:
-      return bad();
-    }
-  }
+MaybeValue ElaboratorImpl::staticMath(const std::string &what, double result,
+                                      llvm::ArrayRef<Value> args,
+                                      SourceLoc at) {
+  bool finiteArgs = llvm::all_of(
+      args, [](const Value &v) { return std::isfinite(v.asDouble()); });
+  if (std::isfinite(result) || !finiteArgs)
+    return Value::ofFloat(result);
+  std::string call = "`" + what + "` of ";
+  for (size_t i = 0; i < args.size(); ++i)
+    call += (i ? " and " : "") + args[i].str();
+  diags.error(at, call + (std::isnan(result)
+                              ? " is not a real number"
+                              : " is infinite or too large for a float"));
+  return std::nullopt;
+}
 
+MaybeValue ElaboratorImpl::staticDimArith(ast::BinaryOp op, const SymDim &a,
+                                          const SymDim &b, SourceLoc at) {
+  using B = ast::BinaryOp;
+  std::string spelled = ast::spelling(op);
   // Dimension arithmetic: sums of symbols with integer coefficients.
-  std::optional<SymDim> a = lhs.asDim(), b = rhs.asDim();
-  if (a && b) {
-    SymDim out;
-    auto overflow = [&]() -> MaybeValue {
-      diags.error(at, "integer overflow in `" + spelled + "` of dimensions " +
-                          a->str() + " and " + b->str());
-      return std::nullopt;
-    };
-    if (op == B::Add || op == B::Sub) {
-      out = *a;
-      if (!checkedArith(op, a->constant, b->constant, out.constant))
-        return overflow();
-      for (const auto &[name, coeff] : b->terms) {
-        int64_t &sum = out.terms[name];
-        if (!checkedArith(op, sum, coeff, sum))
-          return overflow();
-        if (sum == 0)
-          out.terms.erase(name);
-      }
-      return Value::ofDim(out);
-    }
-    if (op == B::Mul && (a->isStatic() || b->isStatic())) {
-      const SymDim &sym = a->isStatic() ? *b : *a;
-      int64_t k = a->isStatic() ? a->constant : b->constant;
-      if (__builtin_mul_overflow(sym.constant, k, &out.constant))
-        return overflow();
-      for (const auto &[name, coeff] : sym.terms) {
-        int64_t product = 0;
-        if (__builtin_mul_overflow(coeff, k, &product))
-          return overflow();
-        if (product != 0)
-          out.terms[name] = product;
-      }
-      return Value::ofDim(out);
-    }
-    diags.error(at, "dimension arithmetic supports `+`, `-` and `*` by an "
-                    "int; cannot compute " +
-                        a->str() + " " + spelled + " " + b->str());
+  SymDim out;
+  auto overflow = [&]() -> MaybeValue {
+    diags.error(at, "integer overflow in `" + spelled + "` of dimensions " +
+                        a.str() + " and " + b.str());
     return std::nullopt;
+  };
+  if (op == B::Add || op == B::Sub) {
+    out = a;
+    if (!checkedArith(op, a.constant, b.constant, out.constant))
+      return overflow();
+    for (const auto &[name, coeff] : b.terms) {
+      int64_t &sum = out.terms[name];
+      if (!checkedArith(op, sum, coeff, sum))
+        return overflow();
+      if (sum == 0)
+        out.terms.erase(name);
+    }
+    return Value::ofDim(out);
   }
-  return bad();
+  if (op == B::Mul && (a.isStatic() || b.isStatic())) {
+    const SymDim &sym = a.isStatic() ? b : a;
+    int64_t k = a.isStatic() ? a.constant : b.constant;
+    if (__builtin_mul_overflow(sym.constant, k, &out.constant))
+      return overflow();
+    for (const auto &[name, coeff] : sym.terms) {
+      int64_t product = 0;
+      if (__builtin_mul_overflow(coeff, k, &product))
+        return overflow();
+      if (product != 0)
+        out.terms[name] = product;
+    }
+    return Value::ofDim(out);
+  }
+  diags.error(at, "dimension arithmetic supports `+`, `-` and `*` by an "
+                  "int; cannot compute " +
+                      a.str() + " " + spelled + " " + b.str());
+  return std::nullopt;
 }
 
 MaybeValue ElaboratorImpl::evalBinary(const ast::BinaryExpr &expr) {
@@ -894,6 +967,27 @@ bool ElaboratorImpl::inPrelude(SourceLoc at) const {
   return at.isValid() && diags.getSources().getName(at.fileId) == kPreludeFileName;
 }
 
+std::vector<Diagnostic> ElaboratorImpl::callChain() const {
+  constexpr size_t maxNotes = 8;
+  std::vector<Diagnostic> notes;
+  size_t calls = 0;
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+    if (!frame->block)
+      continue;
+    if (++calls > maxNotes)
+      continue;
+    const ast::BlockDecl &block = *frame->block;
+    notes.push_back({Severity::Note, frame->callLoc,
+                     std::string("in call to ") +
+                         (inPrelude(block.loc) ? "the prelude's " : "") +
+                         "block `" + block.name + "`"});
+  }
+  if (calls > maxNotes)
+    notes.back().message += " (and " + std::to_string(calls - maxNotes) +
+                            " more calls further out)";
+  return notes;
+}
+
 MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
                                      const ast::CallExpr &call) {
   if (frames.size() > ElaborationLimits::maxCallDepth) {
@@ -948,7 +1042,7 @@ MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
   mlir::Location callSite = loc(call.getLoc());
   if (!frames.empty() && frames.back().callSite)
     callSite = mlir::CallSiteLoc::get(callSite, *frames.back().callSite);
-  frames.push_back(Frame{{Scope{}}, callSite});
+  frames.push_back(Frame{{Scope{}}, callSite, &block, call.getLoc()});
   for (size_t i = 0; i < block.params.size(); ++i) {
     Value arg = (*args)[i];
     if (block.params[i].kind == "float" && arg.is(Value::Kind::Int))
@@ -956,17 +1050,10 @@ MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
     define(block.params[i].name, std::move(arg));
   }
   returned.clear();
-  unsigned errorsBefore = diags.getNumErrors();
   Flow flow = execBody(block.body);
   std::vector<std::pair<std::string, Value>> results = std::move(returned);
   returned.clear();
   frames.pop_back();
-  // An error inside the prelude means nothing to a user without the call
-  // in their model that led there.
-  if (diags.getNumErrors() > errorsBefore && inPrelude(block.loc) &&
-      !inPrelude(call.getLoc()))
-    diags.note(call.getLoc(),
-               "in this call to the prelude's `" + block.name + "`");
   if (flow == Flow::Failed)
     return std::nullopt;
   if (flow != Flow::Returned || results.empty()) {
@@ -993,13 +1080,54 @@ MaybeValue ElaboratorImpl::callBlock(const ast::BlockDecl &block,
   return list;
 }
 
-/// Functions on static values: sqrt, min, max, float, int, len, range.
+namespace {
+
+using MathFn = double (*)(double);
+
+/// Static functions of one number whose result is a float.
+const std::map<std::string, MathFn> &staticFloatFunctions() {
+  static const std::map<std::string, MathFn> functions = {
+      {"exp", [](double x) { return std::exp(x); }},
+      {"log", [](double x) { return std::log(x); }},
+      {"sqrt", [](double x) { return std::sqrt(x); }},
+      {"sin", [](double x) { return std::sin(x); }},
+      {"cos", [](double x) { return std::cos(x); }},
+      {"tan", [](double x) { return std::tan(x); }},
+      {"tanh", [](double x) { return std::tanh(x); }},
+  };
+  return functions;
+}
+
+/// Every static function and how many arguments it takes.
+const std::map<std::string, size_t> &staticFunctionArity() {
+  static const std::map<std::string, size_t> arity = [] {
+    std::map<std::string, size_t> a = {
+        {"float", 1}, {"int", 1}, {"len", 1}, {"floor", 1}, {"ceil", 1},
+        {"round", 1}, {"abs", 1}, {"min", 2}, {"max", 2},   {"pow", 2},
+    };
+    for (const auto &entry : staticFloatFunctions())
+      a.emplace(entry.first, 1);
+    return a;
+  }();
+  return arity;
+}
+
+} // namespace
+
+std::vector<std::string> tfc::staticFunctionNames() {
+  std::vector<std::string> names;
+  for (const auto &entry : staticFunctionArity())
+    names.push_back(entry.first);
+  return names;
+}
+
+/// Functions on static values (see staticFunctionArity). With a tensor
+/// argument, the tensor builtin of the same name (if any) is called instead.
 MaybeValue ElaboratorImpl::callStaticFunction(const ast::CallExpr &call,
                                               bool &found) {
-  static const std::set<std::string> names = {"float", "int", "len", "min",
-                                              "max", "sqrt"};
   found = false;
-  if (!names.count(call.callee))
+  auto arity = staticFunctionArity().find(call.callee);
+  if (arity == staticFunctionArity().end())
     return std::nullopt;
   // min/max/sqrt on a tensor are tensor ops (reductions, elementwise).
   if (call.args.empty())
@@ -1026,68 +1154,71 @@ MaybeValue ElaboratorImpl::callStaticFunction(const ast::CallExpr &call,
     return std::nullopt;
   }
   found = true;
-  const std::string &f = call.callee;
-  auto wantArgs = [&](size_t n) {
-    if (args.size() == n)
-      return true;
-    diags.error(call.getLoc(), "`" + f + "` takes " + std::to_string(n) +
-                                   " argument(s), got " +
-                                   std::to_string(args.size()));
-    return false;
-  };
-  if (f == "len") {
-    if (!wantArgs(1))
-      return std::nullopt;
-    if (args[0].is(Value::Kind::List))
-      return Value::ofInt(static_cast<int64_t>(args[0].getList().size()));
-    if (args[0].is(Value::Kind::Str))
-      return Value::ofInt(static_cast<int64_t>(args[0].getStr().size()));
-  } else if (f == "float") {
-    if (!wantArgs(1))
-      return std::nullopt;
-    if (args[0].isNumber())
-      return Value::ofFloat(args[0].asDouble());
-  } else if (f == "int") {
-    if (!wantArgs(1))
-      return std::nullopt;
-    if (args[0].is(Value::Kind::Int))
-      return args[0];
-    if (args[0].is(Value::Kind::Float)) {
-      double value = args[0].getFloat();
-      // -2^63 <= value < 2^63, the doubles that truncate into an int64.
-      if (!std::isfinite(value) || value < -9223372036854775808.0 ||
-          value >= 9223372036854775808.0) {
-        diags.error(call.getLoc(), "`int` of " + args[0].str() +
-                                       ": the value is out of range (ints "
-                                       "are 64-bit)");
-        return std::nullopt;
-      }
-      return Value::ofInt(static_cast<int64_t>(value));
-    }
-  } else if (f == "sqrt") {
-    if (!wantArgs(1))
-      return std::nullopt;
-    if (args[0].isNumber()) {
-      if (args[0].asDouble() < 0) {
-        diags.error(call.getLoc(), "sqrt of a negative number");
-        return std::nullopt;
-      }
-      return Value::ofFloat(std::sqrt(args[0].asDouble()));
-    }
-  } else if (f == "min" || f == "max") {
-    if (!wantArgs(2))
-      return std::nullopt;
-    if (args[0].isNumber() && args[1].isNumber()) {
-      bool pickFirst = f == "min" ? args[0].asDouble() <= args[1].asDouble()
-                                  : args[0].asDouble() >= args[1].asDouble();
-      if (args[0].is(Value::Kind::Int) && args[1].is(Value::Kind::Int))
-        return pickFirst ? args[0] : args[1];
-      return Value::ofFloat(pickFirst ? args[0].asDouble()
-                                      : args[1].asDouble());
-    }
+  if (args.size() != arity->second) {
+    diags.error(call.getLoc(),
+                "`" + call.callee + "` takes " + std::to_string(arity->second) +
+                    " argument(s), got " + std::to_string(args.size()));
+    return std::nullopt;
   }
-  diags.error(call.getLoc(), "`" + f + "` cannot take " + args[0].describe());
+  return applyStaticFunction(call.callee, args, call.getLoc());
+}
+
+MaybeValue ElaboratorImpl::applyStaticFunction(const std::string &f,
+                                               const std::vector<Value> &args,
+                                               SourceLoc at) {
+  using K = Value::Kind;
+  const Value &x = args[0];
+  auto math = staticFloatFunctions().find(f);
+  if (math != staticFloatFunctions().end() && x.isNumber())
+    return staticMath(f, math->second(x.asDouble()), args, at);
+  if (f == "len" && x.is(K::List))
+    return Value::ofInt(static_cast<int64_t>(x.getList().size()));
+  if (f == "len" && x.is(K::Str))
+    return Value::ofInt(static_cast<int64_t>(x.getStr().size()));
+  if (f == "float" && x.isNumber())
+    return Value::ofFloat(x.asDouble());
+  if (f == "abs" && x.is(K::Int)) {
+    if (x.getInt() == INT64_MIN) {
+      diags.error(at, "integer overflow in `abs`");
+      return std::nullopt;
+    }
+    return Value::ofInt(x.getInt() < 0 ? -x.getInt() : x.getInt());
+  }
+  if (f == "abs" && x.is(K::Float))
+    return Value::ofFloat(std::fabs(x.getFloat()));
+  if (f == "pow")
+    return staticPow(x, args[1], at);
+  if ((f == "int" || f == "floor" || f == "ceil" || f == "round") &&
+      x.isNumber())
+    return staticToInt(f, x, at);
+  if ((f == "min" || f == "max") && x.isNumber() && args[1].isNumber()) {
+    bool pickFirst = f == "min" ? x.asDouble() <= args[1].asDouble()
+                                : x.asDouble() >= args[1].asDouble();
+    if (x.is(K::Int) && args[1].is(K::Int))
+      return pickFirst ? x : args[1];
+    return Value::ofFloat(pickFirst ? x.asDouble() : args[1].asDouble());
+  }
+  diags.error(at, "`" + f + "` cannot take " + x.describe());
   return std::nullopt;
+}
+
+MaybeValue ElaboratorImpl::staticToInt(const std::string &f, const Value &x,
+                                       SourceLoc at) {
+  if (x.is(Value::Kind::Int))
+    return x;
+  double value = x.getFloat();
+  value = f == "floor"   ? std::floor(value)
+          : f == "ceil"  ? std::ceil(value)
+          : f == "round" ? std::nearbyint(value) // half to even, as Python
+                         : std::trunc(value);
+  // -2^63 <= value < 2^63, the doubles that truncate into an int64.
+  if (!std::isfinite(value) || value < -9223372036854775808.0 ||
+      value >= 9223372036854775808.0) {
+    diags.error(at, "`" + f + "` of " + x.str() +
+                        ": the value is out of range (ints are 64-bit)");
+    return std::nullopt;
+  }
+  return Value::ofInt(static_cast<int64_t>(value));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1106,6 +1237,10 @@ ElaboratorImpl::run(const std::vector<const ast::Module *> &modules) {
   struct rlimit limit;
   if (getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
     stackBudget = std::min<size_t>(stackBudget, limit.rlim_cur / 2);
+  // An error inside a block names the calls that led there (a block
+  // called once per layer reports an error once, from its first call).
+  diags.setContext([this] { return callChain(); });
+  auto noContext = llvm::make_scope_exit([&] { diags.setContext({}); });
   mlir::Location moduleLoc = loc(main->modelLoc);
   result.module = mlir::ModuleOp::create(moduleLoc);
   result.modelName = main->modelName.value_or("");
@@ -1364,16 +1499,21 @@ void ElaboratorImpl::elaborateEntry(const ast::EntryDecl &entry,
     }
     define(entry.inputs[i].name, Value::ofTensor(inputs[i]));
   }
+  // The dimension names are visible in the blocks the entry calls too.
+  entryDimNames.clear();
   for (const auto &[name, source] : entryDims)
-    define(name, Value::ofDim(SymDim::symbol(name), source));
+    entryDimNames[name] = Value::ofDim(SymDim::symbol(name), source);
   for (const auto &[name, size] : in.specialized)
-    define(name, Value::ofInt(size));
+    entryDimNames[name] = Value::ofInt(size);
+  for (const auto &[name, value] : entryDimNames)
+    define(name, value);
 
   returned.clear();
   Flow flow = execBody(entry.body);
   std::vector<std::pair<std::string, Value>> results = std::move(returned);
   returned.clear();
   frames.pop_back();
+  entryDimNames.clear();
   if (flow == Flow::Failed) {
     func.erase();
     return;

@@ -61,6 +61,12 @@ ElaboratedModel elaborate(const std::vector<const ast::Module *> &modules,
                           mlir::MLIRContext &context, DiagnosticEngine &diags,
                           const ElaborateOptions &options);
 
+/// The names of the functions on static values (`log`, `min`, ...) and of
+/// the tensor builtins (`softmax`, ...): what a model can call besides its
+/// blocks. Each is documented in docs/language.md (a unit test checks).
+std::vector<std::string> staticFunctionNames();
+std::vector<std::string> builtinNames();
+
 } // namespace tfc
 
 #endif // TFC_FRONTEND_ELABORATOR_H

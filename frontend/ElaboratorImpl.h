@@ -122,7 +122,13 @@ public:
     /// (innermost call first); none in an entry's frame. Ops created in the
     /// frame are located at `callsite(op at chain)`.
     std::optional<mlir::Location> callSite;
+    /// For a block's frame: the block and the call that inlined it.
+    const ast::BlockDecl *block = nullptr;
+    SourceLoc callLoc;
   };
+  /// Notes naming the block calls that led to the current point, innermost
+  /// first: the context of an error (DiagnosticEngine::setContext).
+  std::vector<Diagnostic> callChain() const;
 
   const Value *lookup(const std::string &name) const;
   /// Whether `at` lies in the prelude (frontend/prelude.tfm).
@@ -154,6 +160,23 @@ public:
   MaybeValue evalBinary(const ast::BinaryExpr &expr);
   MaybeValue evalStaticBinary(ast::BinaryOp op, const Value &lhs,
                               const Value &rhs, SourceLoc loc);
+  /// The parts of evalStaticBinary, by kind of operands.
+  MaybeValue badStaticOperands(ast::BinaryOp op, const Value &lhs,
+                               const Value &rhs, SourceLoc at);
+  MaybeValue staticCompare(ast::BinaryOp op, const Value &lhs, const Value &rhs,
+                           SourceLoc at);
+  MaybeValue staticJoin(const Value &lhs, const Value &rhs, SourceLoc at);
+  MaybeValue staticIntArith(ast::BinaryOp op, int64_t a, int64_t b,
+                            SourceLoc at);
+  MaybeValue staticFloatArith(ast::BinaryOp op, double a, double b,
+                              SourceLoc at);
+  MaybeValue staticDimArith(ast::BinaryOp op, const SymDim &a, const SymDim &b,
+                            SourceLoc at);
+  MaybeValue staticPow(const Value &lhs, const Value &rhs, SourceLoc at);
+  /// `result` of static function `what` on `args`, or an error when it is
+  /// not finite although the arguments are.
+  MaybeValue staticMath(const std::string &what, double result,
+                        llvm::ArrayRef<Value> args, SourceLoc at);
   MaybeValue evalUnary(const ast::UnaryExpr &expr);
   MaybeValue evalIndex(const ast::IndexExpr &expr);
   MaybeValue evalString(const ast::StringExpr &expr);
@@ -161,6 +184,11 @@ public:
   MaybeValue callBlock(const ast::BlockDecl &block, const ast::CallExpr &call);
   MaybeValue callBuiltin(const ast::CallExpr &call, bool &found);
   MaybeValue callStaticFunction(const ast::CallExpr &call, bool &found);
+  /// Static function `f` on `args` (as many as it takes).
+  MaybeValue applyStaticFunction(const std::string &f,
+                                 const std::vector<Value> &args, SourceLoc at);
+  /// `int`, `floor`, `ceil` or `round` of a number.
+  MaybeValue staticToInt(const std::string &f, const Value &x, SourceLoc at);
 
   /// Binds a call's arguments to `specs`; reports unknown, duplicate,
   /// missing and surplus arguments.
@@ -215,7 +243,7 @@ public:
   MaybeValue reshape(const TensorValue &x, const SymShape &shape,
                      SourceLoc at);
   MaybeValue slice(const TensorValue &x, int64_t axis, int64_t start,
-                   int64_t end, SourceLoc at);
+                   int64_t end, SourceLoc at, int64_t step = 1);
   MaybeValue concat(const std::vector<TensorValue> &parts, int64_t axis,
                     SourceLoc at, const std::string &what);
   MaybeValue castTo(const TensorValue &x, const std::string &dtype,
@@ -231,6 +259,14 @@ public:
   MaybeValue indexTensor(const TensorValue &x,
                          const std::vector<ast::Subscript> &subs,
                          SourceLoc at);
+  /// The bounds one subscript gives axis `axis` of `x`: absent ones are the
+  /// axis' ends, negative ones count from the end of a static axis.
+  struct SliceBounds {
+    std::optional<int64_t> start, end;
+    int64_t step = 1;
+  };
+  std::optional<SliceBounds> subscriptBounds(const TensorValue &x, size_t axis,
+                                             const ast::Subscript &sub);
 
   bool step(SourceLoc at);
   /// Counts `work` steps at once (copying a long string or list); reports
@@ -266,6 +302,10 @@ public:
   /// Symbolic dimensions of the entry being elaborated and where each can be
   /// read at run time.
   std::map<std::string, DimSource> entryDims;
+  /// The names of those dimensions (and of the ones bound to sizes by
+  /// ElaborateOptions::dimValues) with their values, which the entry and
+  /// every block it calls can use (`reshape(x, [batch, seq, heads, dh])`).
+  std::map<std::string, Value> entryDimNames;
   std::vector<Frame> frames;
   std::map<std::string, size_t> paramIndex;
   std::vector<ParamEntry> params;

@@ -365,7 +365,7 @@ Token Lexer::next() {
     case '-':
       return single(TokenKind::Minus);
     case '*':
-      return single(TokenKind::Star);
+      return pair('*', TokenKind::StarStar, TokenKind::Star);
     case '/':
       return single(TokenKind::Slash);
     case '%':
@@ -379,6 +379,10 @@ Token Lexer::next() {
     case '>':
       return pair('=', TokenKind::GreaterEq, TokenKind::Greater);
     case '.':
+      if (peekByte(1) == '.' && peekByte(2) == '.') {
+        advance(3);
+        return makeToken(TokenKind::Ellipsis, loc, begin);
+      }
       if (peekByte(1) == '.') {
         advance(2);
         return makeToken(TokenKind::DotDot, loc, begin);

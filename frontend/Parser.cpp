@@ -20,6 +20,7 @@
 
 #include <deque>
 #include <limits>
+#include <utility>
 
 namespace tfc {
 
@@ -319,11 +320,13 @@ private:
   ExprPtr parseAdditive();
   ExprPtr parseMultiplicative();
   ExprPtr parseUnary();
+  ExprPtr parsePower();
   ExprPtr parsePostfix();
   ExprPtr parsePrimary();
   ExprPtr parseList();
   bool parseArguments(std::vector<Argument> &args);
   bool parseSubscripts(std::vector<Subscript> &subscripts);
+  bool parseSubscript(Subscript &sub);
   ExprPtr parseString(const Token &t);
 
   Lexer &lexer;
@@ -960,7 +963,7 @@ ExprPtr Parser::parseMultiplicative() {
 
 ExprPtr Parser::parseUnary() {
   if (!at(TokenKind::Minus))
-    return parsePostfix();
+    return parsePower();
   SourceLoc loc = consume().loc;
   NestingScope scope(*this);
   if (!enterExpr(loc))
@@ -969,6 +972,24 @@ ExprPtr Parser::parseUnary() {
   if (!operand)
     return nullptr;
   return std::make_unique<UnaryExpr>(loc, UnaryOp::Neg, std::move(operand));
+}
+
+// `a ** b` binds tighter than unary minus on its left and is right-
+// associative, as in Python: `-2 ** 2` is -4, `2 ** -1` is 0.5 and
+// `2 ** 3 ** 2` is 2 ** 9.
+ExprPtr Parser::parsePower() {
+  NestingScope scope(*this);
+  ExprPtr base = parsePostfix();
+  if (!base || !at(TokenKind::StarStar))
+    return base;
+  SourceLoc loc = consume().loc;
+  if (!enterExpr(loc))
+    return nullptr;
+  ExprPtr exponent = parseUnary();
+  if (!exponent)
+    return nullptr;
+  return std::make_unique<BinaryExpr>(loc, BinaryOp::Pow, std::move(base),
+                                      std::move(exponent));
 }
 
 ExprPtr Parser::parsePostfix() {
@@ -1029,29 +1050,15 @@ bool Parser::parseArguments(std::vector<Argument> &args) {
 
 bool Parser::parseSubscripts(std::vector<Subscript> &subscripts) {
   SourceLoc open = consume().loc;
-  auto endsSubscript = [&] {
-    return at(TokenKind::Comma) || at(TokenKind::RBracket);
-  };
+  bool sawEllipsis = false;
   while (true) {
     Subscript sub;
     sub.loc = tok().loc;
-    if (consumeIf(TokenKind::Colon)) {
-      sub.isSlice = true;
-    } else {
-      ExprPtr e = parseExpr();
-      if (!e)
-        return false;
-      if (consumeIf(TokenKind::Colon)) {
-        sub.isSlice = true;
-        sub.start = std::move(e);
-      } else {
-        sub.index = std::move(e);
-      }
-    }
-    if (sub.isSlice && !endsSubscript()) {
-      sub.end = parseExpr();
-      if (!sub.end)
-        return false;
+    if (!parseSubscript(sub))
+      return false;
+    if (sub.isEllipsis && std::exchange(sawEllipsis, true)) {
+      error(sub.loc, "only one '...' may appear in a subscript");
+      return false;
     }
     subscripts.push_back(std::move(sub));
     if (!consumeIf(TokenKind::Comma))
@@ -1059,6 +1066,37 @@ bool Parser::parseSubscripts(std::vector<Subscript> &subscripts) {
   }
   return expectClosing(TokenKind::RBracket, open,
                        "',' or ']' in the subscript");
+}
+
+/// `...`, `index`, or `[start] : [end] [: [step]]`.
+bool Parser::parseSubscript(Subscript &sub) {
+  auto endsPart = [&] {
+    return at(TokenKind::Comma) || at(TokenKind::RBracket) ||
+           at(TokenKind::Colon);
+  };
+  if (consumeIf(TokenKind::Ellipsis)) {
+    sub.isEllipsis = sub.isSlice = true;
+    return true;
+  }
+  if (!at(TokenKind::Colon)) {
+    ExprPtr e = parseExpr();
+    if (!e)
+      return false;
+    if (!at(TokenKind::Colon)) {
+      sub.index = std::move(e);
+      return true;
+    }
+    sub.start = std::move(e);
+  }
+  consume(); // the first ':'
+  sub.isSlice = true;
+  if (!endsPart() && !(sub.end = parseExpr()))
+    return false;
+  if (!consumeIf(TokenKind::Colon))
+    return true;
+  if (!endsPart() && !(sub.step = parseExpr()))
+    return false;
+  return true;
 }
 
 ExprPtr Parser::parsePrimary() {

@@ -86,6 +86,8 @@ const char *tokenKindName(TokenKind kind) {
     return "'-'";
   case TokenKind::Star:
     return "'*'";
+  case TokenKind::StarStar:
+    return "'**'";
   case TokenKind::Slash:
     return "'/'";
   case TokenKind::Percent:
@@ -94,6 +96,8 @@ const char *tokenKindName(TokenKind kind) {
     return "'@'";
   case TokenKind::DotDot:
     return "'..'";
+  case TokenKind::Ellipsis:
+    return "'...'";
   }
   return "token";
 }

@@ -63,10 +63,12 @@ enum class TokenKind {
   Plus,      // +
   Minus,     // -
   Star,      // *
+  StarStar,  // **
   Slash,     // /
   Percent,   // %
   At,        // @
   DotDot,    // ..
+  Ellipsis,  // ...
 };
 
 struct Token {

@@ -1,9 +1,9 @@
 //===- Folders.cpp - folding of tfc ops -----------------------------------===//
 //
 // Folds that canonicalization gets for free: constants, no-op casts,
-// transposes and reshapes, and chains of transposes or reshapes (the head
-// split/merge code of attention produces such chains; collapsing them helps
-// the attention fusion match).
+// transposes, reshapes and slices, and chains of transposes or reshapes (the
+// head split/merge code of attention produces such chains; collapsing them
+// helps the attention fusion match).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +50,19 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   // Equal types mean equal shapes, and since dynamic dims keep their order,
   // a reshape to the same shape moves no element.
   if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  // A slice that keeps every element of a static axis moves none.
+  auto input = dyn_cast<RankedTensorType>(getInput().getType());
+  if (!input || getAxis() >= static_cast<uint64_t>(input.getRank()) ||
+      getInput().getType() != getType())
+    return {};
+  int64_t dim = input.getDimSize(getAxis());
+  if (getStart() == 0 && getStep() == 1 && !ShapedType::isDynamic(dim) &&
+      static_cast<int64_t>(getEnd()) == dim)
     return getInput();
   return {};
 }

@@ -434,6 +434,15 @@ LogicalResult SliceOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
   FailureOr<int64_t> end = readInt(props.end, "end", emitError);
   if (failed(end))
     return failure();
+  int64_t step = 1;
+  if (props.step) {
+    FailureOr<int64_t> value = readInt(props.step, "step", emitError);
+    if (failed(value))
+      return failure();
+    step = *value;
+  }
+  if (step < 1)
+    return emitError() << "slice step " << step << " must be at least 1";
   int64_t dim = input->getDimSize(*axis);
   if (*start < 0 || *end <= *start)
     return emitError() << "slice [" << *start << ", " << *end << ") of dim "
@@ -444,7 +453,7 @@ LogicalResult SliceOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
                        << ") is out of bounds for dim " << *axis << " (size "
                        << dim << ") of " << str(*input);
   SmallVector<int64_t> shape(input->getShape());
-  shape[*axis] = *end - *start;
+  shape[*axis] = sliceSize(*start, *end, step);
   types.push_back(RankedTensorType::get(shape, input->getElementType()));
   return success();
 }

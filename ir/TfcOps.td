@@ -412,33 +412,48 @@ def Tfc_ReshapeOp : Tfc_InferOp<"reshape"> {
 }
 
 def Tfc_SliceOp : Tfc_InferOp<"slice"> {
-  let summary = "static slice along one axis";
+  let summary = "static slice along one axis, with an optional step";
   let description = [{
-    Elements `start .. end-1` of dimension `axis` (a step of 1). Bounds are
-    static: `0 <= start < end`, and `end <= dim` when the dimension is
-    static; the result dimension is `end - start` either way (for a dynamic
-    dimension, the runtime checks that `end` is in bounds). Splits packed
-    weights such as GPT-2's `c_attn` into Q, K and V.
+    Elements `start, start + step, ...` below `end` of dimension `axis`.
+    Bounds are static: `0 <= start < end`, `step >= 1` (1 when absent), and
+    `end <= dim` when the dimension is static; the result dimension is
+    `ceil((end - start) / step)` either way (for a dynamic dimension, the
+    runtime checks that `end` is in bounds). Splits packed weights such as
+    GPT-2's `c_attn` into Q, K and V; a step takes the even or odd features
+    of rotary embeddings (`x[..., 0::2]`).
 
     ```mlir
     %q = tfc.slice %qkv {axis = 2 : i64, start = 0 : i64, end = 768 : i64}
         : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+    %even = tfc.slice %x {axis = 1 : i64, start = 0 : i64, end = 64 : i64,
+                          step = 2 : i64}
+        : tensor<?x64xf32> -> tensor<?x32xf32>
     ```
   }];
   let arguments = (ins Tfc_AnyTensor:$input, I64Attr:$axis, I64Attr:$start,
-                       I64Attr:$end);
+                       I64Attr:$end, DefaultValuedAttr<I64Attr, "1">:$step);
   let results = (outs Tfc_InferredTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let inferredBuilders = [
     Tfc_InferredBuilder<(ins "::mlir::Value":$input, "int64_t":$axis,
-                             "int64_t":$start, "int64_t":$end), [{
+                             "int64_t":$start, "int64_t":$end,
+                             CArg<"int64_t", "1">:$step), [{
       $_state.addOperands(input);
       auto &props = $_state.getOrAddProperties<Properties>();
       props.axis = $_builder.getI64IntegerAttr(axis);
       props.start = $_builder.getI64IntegerAttr(start);
       props.end = $_builder.getI64IntegerAttr(end);
+      if (step != 1)
+        props.step = $_builder.getI64IntegerAttr(step);
     }]>,
   ];
+  let hasFolder = 1;
+  let extraClassDeclaration = inferShapeDecl # [{
+    /// The number of elements the slice takes along `axis`.
+    static int64_t sliceSize(int64_t start, int64_t end, int64_t step) {
+      return (end - start + step - 1) / step;
+    }
+  }];
 }
 
 def Tfc_ConcatOp : Tfc_InferOp<"concat"> {

@@ -150,7 +150,8 @@ struct ConcatOfSlices : OpRewritePattern<tir::ConcatOp> {
     bool changed = false;
     for (size_t i = 0; i < inputs.size();) {
       auto slice = inputs[i].getDefiningOp<tir::SliceOp>();
-      if (!slice || static_cast<int64_t>(slice.getAxis()) != axis) {
+      if (!slice || static_cast<int64_t>(slice.getAxis()) != axis ||
+          slice.getStep() != 1) {
         pieces.push_back({inputs[i++]});
         continue;
       }
@@ -161,7 +162,7 @@ struct ConcatOfSlices : OpRewritePattern<tir::ConcatOp> {
         auto next = inputs[j].getDefiningOp<tir::SliceOp>();
         if (!next || next.getInput() != source ||
             static_cast<int64_t>(next.getAxis()) != axis ||
-            static_cast<int64_t>(next.getStart()) != end)
+            next.getStep() != 1 || static_cast<int64_t>(next.getStart()) != end)
           break;
         end = next.getEnd();
       }

@@ -574,10 +574,11 @@ llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {
       return axis.takeError();
     std::optional<int64_t> start = intAttr(op, "start"),
                            end = intAttr(op, "end");
-    if (!start || !end || *end <= *start)
-      return makeError(opWhere(op) + ": bad 'start'/'end'");
+    int64_t step = intAttr(op, "step").value_or(1);
+    if (!start || !end || *end <= *start || step < 1)
+      return makeError(opWhere(op) + ": bad 'start'/'end'/'step'");
     SymShape r = operands[0];
-    r[*axis] = DimExpr::of(*end - *start);
+    r[*axis] = DimExpr::of(mlir::tfc::SliceOp::sliceSize(*start, *end, step));
     return single(std::move(r));
   }
   if (name == "tfc.concat" && !operands.empty()) {

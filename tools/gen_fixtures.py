@@ -22,6 +22,7 @@ import os
 import struct
 import sys
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -272,6 +273,44 @@ def distilbert_tiny(out):
                  })
 
 
+# ---- f. rotary position embeddings (language features: config math, step slices) -------
+
+def rope_tiny(out):
+    """GPT-J's interleaved RoPE in float64 NumPy, written from the paper's formula
+    (examples/tiny/rope-tiny.tfm computes it with config math and step slices)."""
+    gen = torch.Generator().manual_seed(6001)
+    batch, heads, seq, dh, base = 2, 2, 7, 16, 10000.0
+    q = torch.randn(batch, heads, seq, dh, generator=gen)
+    k = torch.randn(batch, heads, seq, dh, generator=gen)
+    inv_freq = 1.0 / base ** (np.arange(0, dh, 2, dtype=np.float64) / dh)   # [dh/2]
+    angle = np.outer(np.arange(seq, dtype=np.float64), inv_freq)            # [seq, dh/2]
+    cos = np.repeat(np.cos(angle), 2, axis=-1)                              # [seq, dh]
+    sin = np.repeat(np.sin(angle), 2, axis=-1)
+
+    def rotate_every_two(x):
+        turned = np.stack([-x[..., 1::2], x[..., ::2]], axis=-1)
+        return turned.reshape(x.shape)
+
+    def rope(x):
+        x = x.numpy().astype(np.float64)
+        return x * cos + rotate_every_two(x) * sin
+
+    q_rot, k_rot = rope(q), rope(k)
+    scores = q_rot @ np.swapaxes(k_rot, -1, -2) / np.sqrt(dh)
+    thirds = q.numpy().astype(np.float64)[..., 1:dh:3] ** 2
+    expected = {"q_rot": q_rot, "k_rot": k_rot, "scores": scores, "inv_freq": inv_freq,
+                "thirds": thirds}
+    return write(os.path.join(out, "rope_tiny.safetensors"), {}, {"q": q, "k": k},
+                 {name: torch.from_numpy(v) for name, v in expected.items()}, {
+                     "model": "rotary position embeddings (no weights)",
+                     "config": dict(heads=heads, dh=dh, rope_base=base),
+                     "semantics": "GPT-J interleaved RoPE: feature pair (2i, 2i+1) at position "
+                                  "p rotates by p * base^(-2i/dh); scores = q_rot k_rot^T / "
+                                  "sqrt(dh); inv_freq = base^(-2i/dh); thirds = q[..., 1:dh:3]^2; "
+                                  "computed in float64 NumPy",
+                 })
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures"))
@@ -280,7 +319,8 @@ def main():
     torch.set_num_threads(1)  # identical float summation order on every machine
     torch.use_deterministic_algorithms(True)
     total = 0
-    for f in (encoder_block, gpt2_tiny, bert_tiny, seed_transformer_tiny, distilbert_tiny):
+    for f in (encoder_block, gpt2_tiny, bert_tiny, seed_transformer_tiny, distilbert_tiny,
+              rope_tiny):
         size = f(args.out)
         assert size < 1_000_000, f"{f.__name__}: {size} bytes"
         total += size

@@ -62,3 +62,18 @@ func.func @constants(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %1 = tfc.mul %0, %c1 : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
+
+// -----
+
+// A step-1 slice of a whole static axis is its input; one with a step, or of
+// part of the axis, stays. A step of 1 is not printed.
+// CHECK-LABEL: func.func @slices
+// CHECK-NEXT: %[[E:.*]] = tfc.slice %arg0 {axis = 1 : i64, end = 8 : i64, start = 0 : i64, step = 2 : i64}
+// CHECK-NEXT: %[[P:.*]] = tfc.slice %arg0 {axis = 1 : i64, end = 8 : i64, start = 1 : i64} :
+// CHECK-NEXT: return %arg0, %[[E]], %[[P]]
+func.func @slices(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x7xf32>) {
+  %0 = tfc.slice %x {axis = 1 : i64, start = 0 : i64, end = 8 : i64, step = 1 : i64} : tensor<?x8xf32> -> tensor<?x8xf32>
+  %1 = tfc.slice %x {axis = 1 : i64, start = 0 : i64, end = 8 : i64, step = 2 : i64} : tensor<?x8xf32> -> tensor<?x4xf32>
+  %2 = tfc.slice %x {axis = 1 : i64, start = 1 : i64, end = 8 : i64} : tensor<?x8xf32> -> tensor<?x7xf32>
+  return %0, %1, %2 : tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x7xf32>
+}

@@ -106,6 +106,11 @@ func.func @movement(%x: tensor<2x?x3x?x4xf32>, %h: tensor<?x12x?x64xf32>, %y: te
   // A slice of a dynamic dim has the static size end - start.
   // CHECK: -> tensor<?x5x768xf32>
   %3 = tfc.slice %y {axis = 1 : i64, start = 3 : i64, end = 8 : i64} : tensor<?x?x768xf32> -> tensor<?x5x768xf32>
+  // With a step: ceil((end - start) / step) elements, 3, 5, 7 here.
+  // CHECK: -> tensor<?x3x768xf32>
+  %s = tfc.slice %y {axis = 1 : i64, start = 3 : i64, end = 8 : i64, step = 2 : i64} : tensor<?x?x768xf32> -> tensor<?x3x768xf32>
+  // CHECK: -> tensor<?x?x384xf32>
+  %e = tfc.slice %y {axis = 2 : i64, start = 0 : i64, end = 768 : i64, step = 2 : i64} : tensor<?x?x768xf32> -> tensor<?x?x384xf32>
   // concat: the axis dims add up, other dims take the static size.
   // CHECK: -> tensor<4x24xf32>
   %4 = tfc.concat %c0, %c1 {axis = 1 : i64} : (tensor<?x12xf32>, tensor<4x12xf32>) -> tensor<4x24xf32>

@@ -353,6 +353,22 @@ func.func @slice_bounds(%a: tensor<?x?x768xf32>) {
 
 // -----
 
+func.func @slice_step(%a: tensor<?x?x768xf32>) {
+  // expected-error @+1 {{'tfc.slice' op slice step 0 must be at least 1}}
+  %0 = tfc.slice %a {axis = 2 : i64, start = 0 : i64, end = 8 : i64, step = 0 : i64} : tensor<?x?x768xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_negative_step(%a: tensor<?x?x768xf32>) {
+  // expected-error @+1 {{'tfc.slice' op slice step -2 must be at least 1}}
+  %0 = tfc.slice %a {axis = 2 : i64, start = 0 : i64, end = 8 : i64, step = -2 : i64} : tensor<?x?x768xf32> -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
 func.func @slice_missing_end(%a: tensor<?x?x768xf32>) {
   // expected-error @+1 {{'tfc.slice' op requires attribute 'end'}}
   %0 = "tfc.slice"(%a) <{axis = 2 : i64, start = 0 : i64}> : (tensor<?x?x768xf32>) -> tensor<?x?x768xf32>

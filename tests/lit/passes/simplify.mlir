@@ -65,3 +65,17 @@ func.func @concat_of_slices(%w: tensor<96x32xf32>) -> (tensor<96x32xf32>, tensor
   %mixed = tfc.concat %b, %c, %b {axis = 0 : i64} : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<96x32xf32>
   return %all, %mixed : tensor<96x32xf32>, tensor<96x32xf32>
 }
+
+// -----
+
+// Slices with a step are not adjacent ranges: their concat stays.
+// CHECK-LABEL: func.func @concat_of_step_slices
+// CHECK: %[[A:.*]] = tfc.slice %{{.*}} {axis = 0 : i64, end = 32 : i64, start = 0 : i64, step = 2 : i64}
+// CHECK: %[[B:.*]] = tfc.slice %{{.*}} {axis = 0 : i64, end = 64 : i64, start = 32 : i64, step = 2 : i64}
+// CHECK: tfc.concat %[[A]], %[[B]] {axis = 0 : i64}
+func.func @concat_of_step_slices(%w: tensor<64x32xf32>) -> tensor<32x32xf32> {
+  %a = tfc.slice %w {axis = 0 : i64, start = 0 : i64, end = 32 : i64, step = 2 : i64} : tensor<64x32xf32> -> tensor<16x32xf32>
+  %b = tfc.slice %w {axis = 0 : i64, start = 32 : i64, end = 64 : i64, step = 2 : i64} : tensor<64x32xf32> -> tensor<16x32xf32>
+  %c = tfc.concat %a, %b {axis = 0 : i64} : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<32x32xf32>
+  return %c : tensor<32x32xf32>
+}

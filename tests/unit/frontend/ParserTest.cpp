@@ -432,8 +432,26 @@ TEST(ParserTest, Slices) {
   EXPECT_EQ(expr("x[0][1]"), "Index (Index (Ident x)[Int 0])[Int 1]");
   EXPECT_EQ(expr("[1, 2][i]"), "Index (List [Int 1, Int 2])[Ident i]");
   EXPECT_EQ(expr("x[]"), "<error> 1:3: expected an expression, found ']'");
-  EXPECT_EQ(expr("x[1:2:3]"),
-            "<error> 1:6: expected ',' or ']' in the subscript, found ':'");
+  EXPECT_EQ(expr("x[1:2:3]"), "Index (Ident x)[Int 1:Int 2:Int 3]");
+  EXPECT_EQ(expr("x[::2]"), "Index (Ident x)[::Int 2]");
+  EXPECT_EQ(expr("x[1::]"), "Index (Ident x)[Int 1:]");
+  EXPECT_EQ(expr("x[..., 0::2]"), "Index (Ident x)[..., Int 0::Int 2]");
+  EXPECT_EQ(expr("x[1:2:3:4]"),
+            "<error> 1:8: expected ',' or ']' in the subscript, found ':'");
+  EXPECT_EQ(expr("x[..., ...]"),
+            "<error> 1:8: only one '...' may appear in a subscript");
+}
+
+TEST(ParserTest, Power) {
+  EXPECT_EQ(expr("-2 ** 2"), "Unary - (Binary ** (Int 2, Int 2))");
+  EXPECT_EQ(expr("2 ** 3 ** 2"), "Binary ** (Int 2, Binary ** (Int 3, Int 2))");
+  EXPECT_EQ(expr("2 ** -1"), "Binary ** (Int 2, Unary - (Int 1))");
+  EXPECT_EQ(expr("a * b ** 2"),
+            "Binary * (Ident a, Binary ** (Ident b, Int 2))");
+  EXPECT_EQ(expr("x[0] ** f(y)"),
+            "Binary ** (Index (Ident x)[Int 0], Call f(Ident y))");
+  EXPECT_EQ(expr("2 **"),
+            "<error> 1:5: expected an expression, found end of file");
 }
 
 TEST(ParserTest, SubscriptStructure) {
