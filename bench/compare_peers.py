@@ -22,7 +22,10 @@ against PyTorch eager's (max |diff|), tfc's through `tfc run --inputs`.
 
 Timing: per case and thread count, rounds of one run per engine, the order
 rotated each round, all in this process (tfc in its server process), so
-that every engine sees the same machine noise; medians and min-max. The
+that every engine sees the same machine noise; medians and min-max of wall
+time, and of process CPU time (all threads; ORT's pool does not spin), which
+on a shared machine shows what each run cost when the scheduler took the
+CPU away from all of them. The
 fp32 FMA peak and read bandwidth are measured by `tfc bench --profile` on
 the same threads at the start and the end, and each engine's model FLOP/s is
 given as a share of the peak.
@@ -187,6 +190,9 @@ def ort_session(ort, path, threads):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # No spinning between runs: the machine is shared (and the CPU time of a
+    # run must not include a pool spinning for the next one).
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
@@ -220,9 +226,11 @@ def limits(tfc, threads):
 
 # ---------------------------------------------------------------------------
 
-def stats(wall):
+def stats(wall, cpu):
     return dict(median_ms=statistics.median(wall), min_ms=min(wall),
-                max_ms=max(wall), times_ms=wall)
+                max_ms=max(wall), times_ms=wall,
+                cpu_median_ms=statistics.median(cpu), cpu_min_ms=min(cpu),
+                cpu_max_ms=max(cpu), cpu_ms=cpu)
 
 
 def max_diff(np, got, ref):
@@ -235,6 +243,8 @@ def build_engines(torch, ort, np, args, name, case, model, targs, outputs,
     """name -> zero-argument callable returning the outputs (as arrays)."""
     engines = {}
     want = args.engines.split(",")
+    if onnx_path is None:
+        want = [w for w in want if w not in ("ort", "ov", "ov-bf16")]
     if "ort" in want:
         sess = ort_session(ort, optimize_onnx(onnx_path, name, args.work),
                            threads)
@@ -273,8 +283,13 @@ def run_case(torch, ort, np, args, name, threads_list):
     targs = torch_args(torch, name, inputs)
     with torch.inference_mode():
         ref = [t.numpy().copy() for t in model(*targs)]
-    onnx_path = export_onnx(torch, model, targs, outputs, args.work, name)
     result = dict(case=name, title=case["title"], threads={})
+    try:
+        onnx_path = export_onnx(torch, model, targs, outputs, args.work, name)
+    except Exception as e:  # noqa: BLE001 - an exporter gap skips ORT/OV
+        onnx_path = None
+        result["export_error"] = f"{type(e).__name__}: {e}"[:300]
+        log(f"   ONNX export failed, no ORT/OpenVINO: {result['export_error']}")
     numerics = dict(tfc=max_diff(np, [tfc_out[o] for o in outputs], ref))
     for threads in threads_list:
         torch.set_num_threads(threads)
@@ -293,20 +308,25 @@ def run_case(torch, ort, np, args, name, threads_list):
         gflop = tfc.info["gflop"]
         names = ["tfc"] + list(engines)
         times = {n: [] for n in names}
+        cpu = {n: [] for n in names}
         load = [os.getloadavg()[0]]
         for r in range(args.repeat):
             order = names[r % len(names):] + names[:r % len(names)]
             for n in order:
                 if n == "tfc":
-                    times[n] += tfc.run(1)[0]
+                    wall, cpu_ms = tfc.run(1)
+                    times[n] += wall
+                    cpu[n] += cpu_ms
                 else:
-                    t0 = time.perf_counter()
+                    # Process CPU time: every thread of this process.
+                    c0, t0 = time.process_time(), time.perf_counter()
                     engines[n]()
                     times[n].append(1e3 * (time.perf_counter() - t0))
+                    cpu[n].append(1e3 * (time.process_time() - c0))
             load.append(os.getloadavg()[0])
         tfc.close()
         entry = dict(gflop=gflop, load=load,
-                     engines={n: stats(t) for n, t in times.items()})
+                     engines={n: stats(times[n], cpu[n]) for n in names})
         result["threads"][threads] = entry
         log("   " + ", ".join(f"{n} {s['median_ms']:.1f}"
                               for n, s in entry["engines"].items()))
@@ -324,8 +344,9 @@ def table(results, lim):
         engines = [e for e in ENGINES if any(
             e in c["threads"][threads]["engines"] for c in results["cases"])]
         lines.append("| case | " + " | ".join(engines) +
-                     " | best fp32 peer / tfc | tfc % of FMA peak |")
-        lines.append("|---" * (len(engines) + 3) + "|")
+                     " | best fp32 peer / tfc | CPU time: best fp32 peer / "
+                     "tfc | tfc % of FMA peak (wall; CPU) |")
+        lines.append("|---" * (len(engines) + 4) + "|")
         for c in results["cases"]:
             e = c["threads"][threads]["engines"]
             cells = []
@@ -336,11 +357,28 @@ def table(results, lim):
                              f"{s['max_ms']:.1f})")
             peers = [(e[n]["median_ms"], n) for n in FP32_PEERS if n in e]
             best = min(peers) if peers else None
+            cpu_peers = [(e[n]["cpu_median_ms"], n) for n in FP32_PEERS
+                         if n in e]
+            cpu_best = min(cpu_peers) if cpu_peers else None
             tfc_ms = e["tfc"]["median_ms"]
+            tfc_cpu = e["tfc"]["cpu_median_ms"]
             ratio = f"{best[0] / tfc_ms:.2f} ({best[1]})" if best else "–"
-            pct = 100 * c["threads"][threads]["gflop"] / (tfc_ms * 1e-3) / peak
+            cpu_ratio = (f"{cpu_best[0] / tfc_cpu:.2f} ({cpu_best[1]})"
+                         if cpu_best else "–")
+            gflop = c["threads"][threads]["gflop"]
+            pct = 100 * gflop / (tfc_ms * 1e-3) / peak
+            # CPU time spans all threads: against one thread's peak (the
+            # 1-thread measurement when there is one: less exposed to load).
+            per_thread = lim[1]["fma_gflops"] if 1 in lim else peak / threads
+            pct_cpu = 100 * gflop / (tfc_cpu * 1e-3) / per_thread
             lines.append(f"| {c['title']} | " + " | ".join(cells) +
-                         f" | {ratio} | {pct:.0f} % |")
+                         f" | {ratio} | {cpu_ratio} | {pct:.0f} %; "
+                         f"{pct_cpu:.0f} % |")
+        lines.append("\nCPU ms per run, median: " + "; ".join(
+            f"{c['case']}: " + ", ".join(
+                f"{n} {s['cpu_median_ms']:.0f}"
+                for n, s in c["threads"][threads]["engines"].items())
+            for c in results["cases"]))
     lines.append("\nnumerics, max |output − PyTorch eager|: " + "; ".join(
         f"{c['case']}: " + ", ".join(f"{k} {v:.1e}"
                                      for k, v in c["numerics"].items())
@@ -358,7 +396,18 @@ def main():
     ap.add_argument("--engines", default=",".join(ENGINES[1:]))
     ap.add_argument("--work", default="/tmp/tfc-compare-peers")
     ap.add_argument("--json", help="write all results to this file")
+    ap.add_argument("--table-from", help="print the table of a --json file "
+                    "and exit")
     args = ap.parse_args()
+    if args.table_from:
+        with open(args.table_from) as f:
+            results = json.load(f)
+        results["threads_list"] = [int(t) for t in results["threads_list"]]
+        for c in results["cases"]:
+            c["threads"] = {int(t): v for t, v in c["threads"].items()}
+        lim = results.get("limits", results["limits_before"])
+        print(table(results, {int(t): v for t, v in lim.items()}))
+        return
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     os.makedirs(args.work, exist_ok=True)
 
@@ -376,6 +425,9 @@ def main():
     for name in args.cases.split(","):
         results["cases"].append(run_case(torch, ort, np, args, name,
                                          threads_list))
+        if args.json:  # after every case: a later failure keeps these
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
     lim_after = {t: limits(args.tfc, t) for t in threads_list}
     results["limits_after"] = lim_after
     # The higher of the two measurements is the closer to the machine's.
