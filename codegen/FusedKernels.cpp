@@ -34,11 +34,14 @@
 // (finite, like the unfused graph's masked_fill), keys past Sk in the last
 // chunk get weight 0.
 //
-// GPU schedules are simple and correct rather than tuned (every stage a
-// kernel with one thread per point).
+// GPU schedules (GpuSchedules.cpp): linear as the matmul; add+LayerNorm a
+// block per row; attention one kernel per (batch, head, block of queries)
+// running the same online softmax, with chunks of
+// gpu::kAttentionKeyChunk keys in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GpuSchedules.h"
 #include "codegen/KernelSupport.h"
 
 #include "ir/TfcOps.h"
@@ -206,6 +209,11 @@ llvm::Expected<Func> buildAddLayerNorm(KernelContext &ctx,
               Tuple((s - mean) * inv * gamma.at({c}) + beta.at({c}), s));
 
   // Schedule
+  if (ctx.gpu() && rank > 1) {
+    gpu::scheduleRowReduction(out, vars, rowLength, {total, sqdev}, RVar(r.x),
+                              {sum});
+    return out;
+  }
   if (ctx.gpu()) {
     for (Func f : {total, sqdev}) {
       f.compute_root();
@@ -267,7 +275,7 @@ struct AttentionOperands {
 struct AttentionShape {
   Expr B, H, D, Sk, Sq, Dv;
   std::optional<int64_t> staticD, staticDv;
-  /// Keys per chunk: C = min(Sk, kKeyChunk) (at least 1), ceil(Sk / C)
+  /// Keys per chunk: C = min(Sk, the chunk) (at least 1), ceil(Sk / C)
   /// chunks.
   Expr C, numChunks;
 };
@@ -328,7 +336,7 @@ llvm::Expected<AttentionOperands> readAttentionOperands(KernelContext &ctx,
 
 /// Sizes. Where an operand is dynamic and another gives the size, the
 /// kernel constrains it, so mismatched buffers are refused.
-AttentionShape attentionShape(const AttentionOperands &o) {
+AttentionShape attentionShape(const AttentionOperands &o, int keyChunk) {
   TensorInput &q = *o.q, &k = *o.k, &v = *o.v;
   auto tie = [](TensorInput &t, int axis, const Expr &extent) {
     if (!t.staticExtent(axis))
@@ -359,7 +367,7 @@ AttentionShape attentionShape(const AttentionOperands &o) {
   sh.staticD = q.staticExtent(3) ? q.staticExtent(3) : k.staticExtent(3);
   sh.staticDv = v.staticExtent(3);
 
-  sh.C = max(min(sh.Sk, kKeyChunk), 1);
+  sh.C = max(min(sh.Sk, keyChunk), 1);
   sh.numChunks = (sh.Sk + sh.C - 1) / sh.C;
   return sh;
 }
@@ -465,24 +473,6 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
     Expr l = acc(e, in, blk, h, b)[2];
     f.out(e, i, h, b) = select(l > 0.0f, acc(e, in, blk, h, b)[0] / l, 0.0f);
   }
-}
-
-/// GPU: every stage a kernel over its pure vars.
-void scheduleAttentionGpu(AttentionFuncs &f, const AttentionVars &v) {
-  const Var &e = v.e, &d = v.d, &j = v.j, &jj = v.jj, &ch = v.ch, &i = v.i,
-            &ii = v.ii, &qb = v.qb, &h = v.h, &b = v.b;
-  std::vector<std::pair<Func, std::vector<Var>>> stages = {
-      {f.kt, {b, h, d, j}},     {f.sacc, {b, h, i, j}},
-      {f.raw, {b, h, i, j}},    {f.bmax, {b, h, i, ch}},
-      {f.p, {b, h, i, ch, jj}}, {f.bsum, {b, h, i, ch}},
-      {f.pv, {b, h, i, ch, e}}, {f.acc, {b, h, qb, ii, e}}};
-  for (auto &[stage, fvars] : stages) {
-    stage.compute_root();
-    gpuTileStage(stage, fvars);
-    if (stage.has_update_definition())
-      gpuTileStage(stage.update(), fvars);
-  }
-  gpuTileStage(f.out, {b, h, i, e});
 }
 
 /// CPU, per chunk (at `chunk`): the scores in register tiles, the chunk
@@ -591,13 +581,18 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
   llvm::Expected<AttentionOperands> operands = readAttentionOperands(ctx, op);
   if (!operands)
     return operands.takeError();
-  AttentionShape shape = attentionShape(*operands);
+  AttentionShape shape = attentionShape(
+      *operands, ctx.gpu() ? gpu::kAttentionKeyChunk : kKeyChunk);
   AttentionVars vars;
   AttentionFuncs funcs(ctx);
   defineAttentionScores(ctx, *operands, shape, vars, funcs);
   defineOnlineSoftmax(ctx, *operands, shape, vars, funcs);
   if (ctx.gpu())
-    scheduleAttentionGpu(funcs, vars);
+    gpu::scheduleAttention({funcs.kin, funcs.kt, funcs.sacc, funcs.raw,
+                            funcs.bmax, funcs.p, funcs.bsum, funcs.pv,
+                            funcs.acc, funcs.out, funcs.rd, funcs.rj, funcs.rc,
+                            vars.e, vars.d, vars.j, vars.jj, vars.ch, vars.i,
+                            vars.ii, vars.qb, vars.h, vars.b, kQueryBlock});
   else
     scheduleAttentionCpu(funcs, vars, shape);
   return funcs.out;

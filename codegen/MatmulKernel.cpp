@@ -44,11 +44,14 @@
 //    registers, and as many streams).
 // No bpack, no clamps: the loops run over the exact rows.
 //
-// GPU schedule: one thread per result element, tiles of 32x8 threads per
-// block, the batch as a third block dimension.
+// GPU schedule (GpuSchedules.cpp): shared-memory tiles of A and B, register
+// micro-tiles, the epilogue fused into the store; the batch as a third block
+// dimension. Reads past the last row or column are clamped (apack, bpack)
+// so that whole tiles are read.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GpuSchedules.h"
 #include "codegen/KernelSupport.h"
 
 #include "ir/TfcOps.h"
@@ -244,10 +247,13 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
       .unroll(block);
 }
 
-/// The tiled kernel's Funcs: B's panels and the register tile's product.
+/// The tiled kernel's Funcs: A (clamped rows; inlined on the CPU), B's
+/// panels and the register tile's product.
 struct TiledFuncs {
-  Func bpack, prod;
+  Func apack, bpack, prod;
   RDom k;
+  std::optional<int64_t> staticK;
+  bool transposeB = false;
 };
 
 /// The schedule of the tiled kernel (see the file comment) on `out`, which
@@ -261,15 +267,8 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
   Func bpack = t.bpack, prod = t.prod;
   RDom k = t.k;
   if (ctx.gpu()) {
-    Var bn("bn"), bm("bm"), tn("tn"), tm("tm");
-    out.gpu_tile(n, m, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
-    if (!batchVars.empty()) {
-      std::vector<Var> innerToOuter(batchVars.rbegin(), batchVars.rend());
-      out.gpu_blocks(fuseAll(out, innerToOuter, "batch"));
-    }
-    prod.compute_at(out, tn);
-    RVar ko("ko"), ki("ki");
-    prod.update().split(k, ko, ki, 4, TailStrategy::GuardWithIf).unroll(ki);
+    gpu::scheduleMatmul(
+        {out, prod, t.apack, bpack, k, vars, t.transposeB, t.staticK});
     return;
   }
 
@@ -360,8 +359,9 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   std::optional<int64_t> staticM = ctx.resultStaticExtent(rank - 2);
   TailStrategy tailN = outputTail(staticN, kTileN);
   TailStrategy tailM = outputTail(staticM, kTileM);
-  bool guardN = !ctx.gpu() && tailN == TailStrategy::GuardWithIf;
-  bool guardM = !ctx.gpu() && tailM == TailStrategy::GuardWithIf;
+  // The GPU tiles always read whole tiles (see GpuSchedules.cpp).
+  bool guardN = ctx.gpu() || tailN == TailStrategy::GuardWithIf;
+  bool guardM = ctx.gpu() || tailM == TailStrategy::GuardWithIf;
 
   // Batch indices of an operand for the result's batch vars (broadcast).
   auto batchIndices = [&](const TensorInput &t) {
@@ -398,26 +398,42 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     define(bpack, packVars, b.at(bIdx));
   }
 
+  // apack(batch..., m, k) = A[batch..., m, k] (rows clamped where tiles
+  // may pass the last one). Only the GPU schedule stores it.
+  Func apack = ctx.func("apack");
+  {
+    std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
+    Var kv("kv");
+    std::vector<Expr> aIdx = asExprs(aVars);
+    for (int axis = 0; axis < ra - 2; ++axis)
+      if (a.shape[axis] == 1)
+        aIdx[axis] = 0;
+    aIdx.push_back(guardM ? clamp(Expr(m), 0, a.extent(aM) - 1) : Expr(m));
+    aIdx.push_back(kv);
+    aVars.push_back(m);
+    aVars.push_back(kv);
+    define(apack, aVars, a.at(aIdx));
+  }
+
   Func prod = ctx.func("prod");
   {
     define(prod, vars, 0.0f);
-    Expr mIdx = guardM ? clamp(Expr(m), 0, a.extent(aM) - 1) : Expr(m);
     std::vector<Expr> aIdx = batchIndices(a);
-    aIdx.push_back(mIdx);
+    aIdx.push_back(m);
     aIdx.push_back(k);
     std::vector<Expr> packIdx =
         bHasBatch ? asExprs(batchVars) : std::vector<Expr>();
     packIdx.push_back(k);
     packIdx.push_back(n);
     std::vector<Expr> prodIdx = asExprs(vars);
-    ref(prod, prodIdx) += a.at(aIdx) * call(bpack, packIdx);
+    ref(prod, prodIdx) += call(apack, aIdx) * call(bpack, packIdx);
   }
 
-  TiledFuncs tiled{bpack, prod, k};
-  Expr gemmValue = epilogue(call(prod, asExprs(vars)), vars);
-  Func out = ctx.func();
   std::optional<int64_t> staticK =
       a.staticExtent(aK) ? a.staticExtent(aK) : b.staticExtent(bK);
+  TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB};
+  Expr gemmValue = epilogue(call(prod, asExprs(vars)), vars);
+  Func out = ctx.func();
   std::optional<GemvPlan> gemv =
       planGemv(ctx, b, transposeB, staticN, staticK);
   Expr useGemv = gemv ? gemvCondition(a) : Expr(false);

@@ -12,11 +12,13 @@
 //    (rfactor) and summing the lanes at the end. Rows are parallel tasks.
 //  - An outer axis: the result is vectorized along the innermost (kept)
 //    axis, and the reduction loop runs over whole vectors.
-// GPU schedules: every statistic is its own kernel with one thread per row;
-// the result is pointwise.
+// GPU schedules: softmax over the innermost axis and the norms run a block
+// per row (GpuSchedules.cpp); other reductions compute every statistic as
+// its own kernel with one thread per row, and the result pointwise.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GpuSchedules.h"
 #include "codegen/KernelSupport.h"
 
 #include "ir/TfcOps.h"
@@ -227,6 +229,11 @@ llvm::Expected<Func> buildSoftmax(KernelContext &ctx, SoftmaxOp op) {
   define(out, vars, call(ex, asExprs(vars)) / call(sum, rowIdx));
 
   // Schedule
+  if (ctx.gpu() && axis == rank - 1 && rank > 1) {
+    gpu::scheduleRowReduction(out, vars, ctx.resultStaticExtent(axis),
+                              {mx, sum}, RVar(r.x), {ex});
+    return out;
+  }
   if (ctx.gpu()) {
     scheduleGPU(ctx, out, vars, {mx, sum}, rowVars);
     return out;
@@ -286,6 +293,11 @@ llvm::Expected<Func> buildNorm(KernelContext &ctx, bool rms, double epsilon) {
   }
 
   // Schedule
+  if (ctx.gpu() && rank > 1) {
+    gpu::scheduleRowReduction(out, vars, ctx.resultStaticExtent(axis), stats,
+                              RVar(r.x), {});
+    return out;
+  }
   if (ctx.gpu()) {
     scheduleGPU(ctx, out, vars, stats, rowVars);
     return out;
