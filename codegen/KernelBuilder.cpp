@@ -150,9 +150,29 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType) {
 Halide::Target hostTarget() { return get_host_target(); }
 
 Halide::Target cudaTarget() {
-  return get_host_target()
-      .with_feature(Target::CUDA)
+  // The host side of CUDA kernels only checks buffers and launches: on
+  // x86-64 it is built for a baseline (AVX2, FMA) rather than this CPU, so
+  // that a library built here runs on the GPU machine's CPU too.
+  Target host = get_host_target();
+  Target target(host.os, host.arch, host.bits);
+  if (host.arch == Target::X86 && host.bits == 64)
+    for (Target::Feature f : {Target::SSE41, Target::AVX, Target::AVX2,
+                              Target::F16C, Target::FMA})
+      target = target.with_feature(f);
+  return target.with_feature(Target::CUDA)
       .with_feature(Target::CUDACapability80);
+}
+
+Halide::Target openclTarget() {
+  return get_host_target().with_feature(Target::OpenCL);
+}
+
+Halide::Target targetNamed(llvm::StringRef name) {
+  if (name == "cuda")
+    return cudaTarget();
+  if (name == "opencl")
+    return openclTarget();
+  return hostTarget();
 }
 
 bool hasKernel(mlir::Operation *op) {

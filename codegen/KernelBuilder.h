@@ -104,8 +104,18 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType);
 /// The target the JIT uses on this machine: the host target (AVX-512 etc.).
 Halide::Target hostTarget();
 
-/// The CUDA target (docs/design.md#kernels): `host-cuda-cuda_capability_80`.
+/// The CUDA target (docs/design.md#kernels): on x86-64
+/// `x86-64-linux-avx-avx2-cuda-cuda_capability_80-f16c-fma-sse41` (a
+/// baseline CPU for the host side, whatever this machine's CPU is).
 Halide::Target cudaTarget();
+
+/// The OpenCL target, `host-opencl`: the GPU schedules lowered to OpenCL C,
+/// for checking them without a GPU on an OpenCL implementation for CPUs
+/// (PoCL; docs/cuda.md).
+Halide::Target openclTarget();
+
+/// The target named by `--target`: "host", "cuda" or "opencl".
+Halide::Target targetNamed(llvm::StringRef name);
 
 //===----------------------------------------------------------------------===//
 // Compiling a kernel ahead of time or for inspection

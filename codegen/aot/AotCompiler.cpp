@@ -211,7 +211,11 @@ llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
   result.buildCommand = "c++ -std=c++17 -O2 -I " + dir + " -I " + dir +
                         "/include main.cpp " + sourcePath + " " + archive +
                         " " + dir + "/lib/libtfc_runtime.a -lpthread -ldl";
-  if (model->usesDevice)
+  if (model->usesDevice && options.target.has_feature(Halide::Target::OpenCL))
+    result.notes.push_back(
+        "the kernels run on an OpenCL device: Halide's OpenCL runtime (in " +
+        archiveName + ") loads libOpenCL.so when the first kernel runs");
+  else if (model->usesDevice)
     result.notes.push_back(
         "the kernels run on an NVIDIA GPU: Halide's CUDA runtime (in " +
         archiveName +

@@ -1,6 +1,6 @@
 //===- CompileCommand.cpp - tfc compile / tfc emit: AOT outputs -----------===//
 //
-// tfc compile MODEL --target host|cuda -o DIR
+// tfc compile MODEL --target host|cuda|opencl -o DIR
 //   a static library of the model's kernels (+ Halide's runtime), a small
 //   generated C++ API, the tfc runtime and CMake glue: a program links it
 //   with no Halide, MLIR or LLVM library (docs/design.md, "Ahead of time").
@@ -64,6 +64,11 @@ struct AotCommandOptions {
 enum class AotMode { Compile, Emit };
 
 int runAot(const AotCommandOptions &options, AotMode mode) {
+  if (mode == AotMode::Emit && options.target == "opencl") {
+    llvm::errs() << "error: tfc emit supports --target host and cuda; use "
+                    "tfc compile for opencl\n";
+    return 1;
+  }
   codegen::installProcessSafetyHandlers();
   auto start = std::chrono::steady_clock::now();
   auto context = makeContext();
@@ -79,8 +84,7 @@ int runAot(const AotCommandOptions &options, AotMode mode) {
   }
 
   codegen::AotOptions aot;
-  aot.target =
-      options.target == "cuda" ? codegen::cudaTarget() : codegen::hostTarget();
+  aot.target = codegen::targetNamed(options.target);
   aot.outputDir = options.outputDir;
   aot.className = options.className;
   aot.jobs = options.jobs;
@@ -125,9 +129,10 @@ void addAotOptions(CLI::App &command, AotCommandOptions &options) {
   addPipelineOptions(command, options.model);
   command
       .add_option("--target", options.target,
-                  "host (this CPU) or cuda (NVIDIA GPU, compute capability "
-                  "8.0+; builds without a GPU)")
-      ->check(CLI::IsMember({"host", "cuda"}))
+                  "host (this CPU), cuda (NVIDIA GPU, compute capability "
+                  "8.0+; builds without a GPU) or opencl (the GPU schedules "
+                  "as OpenCL C, to check them on PoCL without a GPU)")
+      ->check(CLI::IsMember({"host", "cuda", "opencl"}))
       ->default_val("host");
   command.add_option("--jobs,-j", options.jobs,
                      "Threads that compile kernels (default: one per "
