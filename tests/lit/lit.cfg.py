@@ -28,6 +28,15 @@ if os.path.exists(os.path.join(minilm, "model.safetensors")):
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("ptxas")
 
+# An OpenCL implementation for CPUs (PoCL, Debian pocl-opencl-icd) and the
+# loader Halide's OpenCL runtime opens (libOpenCL.so, ocl-icd-opencl-dev):
+# tests/lit/cuda/opencl-*.test run the GPU schedules through OpenCL.
+if os.path.exists("/etc/OpenCL/vendors/pocl.icd") and any(
+    os.path.exists(os.path.join(d, "libOpenCL.so"))
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+              "/usr/lib64", "/usr/lib")):
+    config.available_features.add("pocl")
+
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()

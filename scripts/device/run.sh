@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, after
+# scripts/device/prepare.sh built .device/ here (docs/cuda.md has the exact
+# device-tool call). Modes (default: check):
+#   check    every case of scripts/device/models.txt: the GPU result against
+#            tfc's CPU result (random weights) or the PyTorch reference
+#            (fixtures), max abs error <= 1e-4; then compute-sanitizer
+#            memcheck of BERT-base b1
+#   time     tfc's median/min/max ms per case (20 runs after 3 warm-ups)
+#   profile  per-kernel GPU times of BERT-base b8 and GPT-2 prefill (ncu)
+#   peer     PyTorch CUDA, eager and torch.compile, same shapes
+#            (bench/device/torch_peer.py)
+# Results go to stdout and $OUT/MODE.txt (the device tool brings $OUT back).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+mode=${1:-check}
+out=${OUT:-$root/out}
+mkdir -p "$out"
+exec > >(tee "$out/$mode.txt") 2>&1
+dev=.device
+fails=0
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+
+cases() { grep -v '^#' scripts/device/models.txt | grep -v '^ *$'; }
+
+run_case() { # CASE TFM ENTRY A B C [extra runner args...]
+  local case=$1 tfm=$2 entry=$3 a=$4 b=$5 c=$6; shift 6
+  local bin=$dev/bin/$(basename "$tfm" .tfm)
+  if [[ "$case" == fixture:* ]]; then
+    local f=tests/fixtures/${case#fixture:}.safetensors
+    local expect=()
+    [ "$a" != - ] && expect=(--expect "$a")
+    "$bin" --entry "$entry" --weights "$f" --inputs "$f" --reference "$f" \
+      "${expect[@]}" --label "$case" "$@"
+  else
+    "$bin" --entry "$entry" --batch "$a" --seq "$b" --past "$c" \
+      --reference "$dev/refs/$case.safetensors" --label "$case" "$@"
+  fi
+}
+
+case $mode in
+check)
+  while read -r line; do
+    run_case $line || { echo "FAILED: $line"; fails=$((fails + 1)); }
+  done < <(cases)
+  echo "== compute-sanitizer memcheck, bert_base_b1"
+  compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $dev/bin/bert-base --entry encode --batch 1 --seq 128 \
+    --reference $dev/refs/bert_base_b1.safetensors --label memcheck \
+    || { echo "FAILED: memcheck"; fails=$((fails + 1)); }
+  ;;
+time)
+  while read -r line; do
+    [[ "$line" == fixture:* ]] && continue
+    run_case $line --repeat 20 --warmup 3 --tolerance 1e30 \
+      || fails=$((fails + 1))
+  done < <(cases)
+  ;;
+profile)
+  for spec in "bert-base encode 8 128 0" "gpt2-small prefill 1 128 0"; do
+    set -- $spec
+    echo "== ncu: $1 $2 batch $3 seq $4"
+    ncu --metrics gpu__time_duration.sum --csv --print-units base \
+      $dev/bin/$1 --entry $2 --batch $3 --seq $4 --past $5 \
+      >"$out/ncu-$1-$2.csv" || fails=$((fails + 1))
+    python3 bench/device/ncu_summary.py "$out/ncu-$1-$2.csv"
+  done
+  ;;
+peer)
+  PYTHONUNBUFFERED=1 python3 bench/device/torch_peer.py || fails=$((fails + 1))
+  ;;
+*)
+  echo "run.sh: unknown mode '$mode' (check, time, profile, peer)"
+  exit 2
+  ;;
+esac
+echo "run.sh $mode: $fails failure(s)"
+[ $fails -eq 0 ]
