@@ -25,16 +25,18 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 
 cases() { grep -v '^#' scripts/device/models.txt | grep -v '^ *$'; }
 
-run_case() { # CASE TFM ENTRY A B C [extra runner args...]
-  local case=$1 tfm=$2 entry=$3 a=$4 b=$5 c=$6; shift 6
+run_case() { # CASE TFM ENTRY (BATCH SEQ PAST | EXPECT) [runner args...]
+  local case=$1 tfm=$2 entry=$3
   local bin=$dev/bin/$(basename "$tfm" .tfm)
   if [[ "$case" == fixture:* ]]; then
-    local f=tests/fixtures/${case#fixture:}.safetensors
-    local expect=()
-    [ "$a" != - ] && expect=(--expect "$a")
+    local f=tests/fixtures/${case#fixture:}.safetensors expect=()
+    [ "$4" != - ] && expect=(--expect "$4")
+    shift 4
     "$bin" --entry "$entry" --weights "$f" --inputs "$f" --reference "$f" \
       "${expect[@]}" --label "$case" "$@"
   else
+    local a=$4 b=$5 c=$6
+    shift 6
     "$bin" --entry "$entry" --batch "$a" --seq "$b" --past "$c" \
       --reference "$dev/refs/$case.safetensors" --label "$case" "$@"
   fi

@@ -1,5 +1,7 @@
 # lit configuration for tfc: FileCheck tests over .tfm models, .mlir IR and the CLI.
 import os
+import shutil
+import subprocess
 import lit.formats
 from lit.llvm import llvm_config
 
@@ -36,6 +38,16 @@ if os.path.exists("/etc/OpenCL/vendors/pocl.icd") and any(
     for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
               "/usr/lib64", "/usr/lib")):
     config.available_features.add("pocl")
+
+# An NVIDIA GPU (tests/lit/cuda/gpu-run.test); CI has none.
+if shutil.which("nvidia-smi"):
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                text=True, timeout=30)
+        if listed.returncode == 0 and "GPU" in listed.stdout:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
