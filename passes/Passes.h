@@ -1,13 +1,11 @@
 //===- Passes.h - tfc graph passes ------------------------------*- C++ -*-===//
 //
-// Creation and registration of the passes declared in Passes.td:
-//
-//   tfc-simplify, recognize-layernorm, recognize-gelu, fuse-attention,
-//   fuse-add-layernorm, fuse-bias-activation, merge-qkv, dce, weight-layout
-//
+// Creation and registration of the passes declared in Passes.td (the list
+// of them, with their arguments and options):
 // `createTfcSimplify()`, `createFuseAttention()`, ... make one pass each;
-// `registerTfcPasses()` makes them known to mlir-opt style drivers (tfc-opt).
-// The default pipeline that chains them is in Pipeline.h.
+// `registerTfcPasses()` makes them known to mlir-opt style drivers. The
+// default pipeline that chains them, and registerTfcPassesAndPipeline() for
+// tfc-opt, are in Pipeline.h.
 //
 //===----------------------------------------------------------------------===//
 

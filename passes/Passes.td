@@ -1,9 +1,10 @@
 //===- Passes.td - tfc graph passes ----------------------*- tablegen -*-===//
 //
 // The passes over the tfc dialect: cleanups, recognition of primitive spellings
-// of LayerNorm and GELU, and the fusions that create the fused ops of
-// ir/TfcFusedOps.td. Each pass is in its own .cpp file, whose header comment
-// describes its algorithm; docs/passes.md describes them for users.
+// of LayerNorm and GELU, the fusions that create the fused ops of
+// ir/TfcFusedOps.td, and the pass that prints the fusion report. Each pass is
+// in its own .cpp file, whose header comment describes its algorithm;
+// docs/passes.md describes them for users.
 //
 // All passes are op-agnostic: they rewrite everything nested in the op they
 // run on (normally the module, so every entry function of the model).
@@ -101,6 +102,20 @@ def DeadCodeElimination : Pass<"dce"> {
     program order so that whole dead chains go in one sweep
     (`mlir::isOpTriviallyDead`).
   }];
+}
+
+def PrintFusionReport : Pass<"tfc-fusion-report", "::mlir::ModuleOp"> {
+  let summary = "Print the fusion report of the module to stdout";
+  let description = [{
+    Prints `tfc::buildFusionReport` of the module (passes/FusionReport.h):
+    per layer what fused and, for what did not, the op that blocked it. Reads
+    the module only. For lit tests of the report; `tfc dump --fusion-report`
+    is the user's way.
+  }];
+  let options = [
+    ListOption<"disabled", "disabled", "std::string",
+               "Passes that were disabled (the report then says so)">
+  ];
 }
 
 def WeightLayout : Pass<"weight-layout", "::mlir::ModuleOp"> {

@@ -1,20 +1,17 @@
 //===- Pipeline.h - the default tfc optimization pipeline -------*- C++ -*-===//
 //
-// The default pipeline (docs/passes.md):
-//
-//   verify -> canonicalize (tfc-simplify) + cse
-//          -> recognize-layernorm -> recognize-gelu
-//          -> fuse-attention -> fuse-add-layernorm -> fuse-bias-activation
-//          -> merge-qkv
-//          -> canonicalize (tfc-simplify) + cse + dce
-//          -> weight-layout
+// The default pipeline (docs/passes.md): verify, then the passes of the step
+// table in Pipeline.cpp, the one list of them: cleanups (tfc-simplify as
+// "canonicalize", cse), recognition, fusion, cleanups and dce, and last
+// weight-layout.
 //
 // Shape inference needs no pass of its own: every tfc op infers its type
 // when it is built and the verifier (run after every pass) checks it.
 //
-// Each step can be disabled by its name (defaultPipelinePassNames();
-// "tfc-simplify" is accepted for "canonicalize"). Disabling "canonicalize"
-// or "cse" disables both of its runs.
+// Each step can be disabled by its name (defaultPipelinePassNames(): the
+// passes' arguments from Passes.td, "canonicalize" for tfc-simplify, whose
+// argument is accepted too). Disabling "canonicalize" or "cse" disables both
+// of its runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,10 +40,12 @@ struct PipelineOptions {
   llvm::raw_ostream *printStream = nullptr;
 };
 
-/// The step names, in pipeline order: verify, canonicalize, cse,
-/// recognize-layernorm, recognize-gelu, fuse-attention, fuse-add-layernorm,
-/// fuse-bias-activation, merge-qkv, dce, weight-layout.
-llvm::ArrayRef<llvm::StringRef> defaultPipelinePassNames();
+/// The step names, in pipeline order, each once: "verify", then the
+/// pipeline's passes.
+llvm::ArrayRef<std::string> defaultPipelinePassNames();
+
+/// defaultPipelinePassNames() joined by `separator` (help texts, errors).
+std::string defaultPipelinePassList(llvm::StringRef separator);
 
 /// Whether `name` names a step that can be disabled (aliases included).
 bool isPipelinePassName(llvm::StringRef name);
@@ -65,6 +64,12 @@ mlir::LogicalResult buildDefaultPipeline(mlir::OpPassManager &pm,
 mlir::LogicalResult runDefaultPipeline(mlir::ModuleOp module,
                                        const PipelineOptions &options,
                                        FusionReport *report = nullptr);
+
+/// Registers every tfc pass (Passes.td, the fusion report included) and the
+/// default pipeline as `tfc-default-pipeline` (option `disable=NAME,...`;
+/// an unknown name is an error of the pass manager, not a crash) with
+/// MLIR's pass registry, for opt drivers (tfc-opt).
+void registerTfcPassesAndPipeline();
 
 } // namespace tfc
 

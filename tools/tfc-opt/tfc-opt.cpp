@@ -1,7 +1,11 @@
 //===- tfc-opt.cpp - mlir-opt for the tfc dialect -------------------------===//
 //
 // Parses, verifies, transforms and prints IR that uses the tfc dialect. The
-// lit tests drive the dialect and the passes through it:
+// passes, the fusion report and the default pipeline are registered by the
+// passes library (passes/Pipeline.h); this file registers them and runs
+// MlirOptMain, on a thread with a large stack, after a nesting check of the
+// input, writing -o only on success. The lit tests drive the dialect and the
+// passes through it:
 //
 //   tfc-opt --fuse-attention in.mlir          one pass (passes/Passes.td)
 //   tfc-opt --tfc-default-pipeline in.mlir    the default pipeline
@@ -14,20 +18,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/TfcDialect.h"
-#include "passes/FusionReport.h"
-#include "passes/Passes.h"
 #include "passes/Pipeline.h"
 #include "runtime/FileWriter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassOptions.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,51 +33,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
-#include <set>
 #include <string>
 
 namespace {
-
-/// "Steps of the pipeline not to run (verify, canonicalize, ...)": the
-/// names come from the pipeline itself.
-const std::string &disableDescription() {
-  static const std::string text = [] {
-    std::string names;
-    for (llvm::StringRef name : tfc::defaultPipelinePassNames())
-      names += (names.empty() ? "" : ", ") + name.str();
-    return "Steps of the pipeline not to run (" + names + ")";
-  }();
-  return text;
-}
-
-struct DefaultPipelineOptions
-    : mlir::PassPipelineOptions<DefaultPipelineOptions> {
-  ListOption<std::string> disable{*this, "disable",
-                                  llvm::cl::desc(disableDescription())};
-};
-
-/// Prints tfc::buildFusionReport of the module to stdout (lit tests of the
-/// report; `tfc dump --fusion-report` is the user's way).
-struct FusionReportPass
-    : mlir::PassWrapper<FusionReportPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FusionReportPass)
-  llvm::StringRef getArgument() const final { return "tfc-fusion-report"; }
-  llvm::StringRef getDescription() const final {
-    return "Print the fusion report of the module to stdout";
-  }
-  FusionReportPass() = default;
-  FusionReportPass(const FusionReportPass &other) : PassWrapper(other) {}
-
-  ListOption<std::string> disabled{
-      *this, "disabled",
-      llvm::cl::desc("Passes that were disabled (the report then says so)")};
-
-  void runOnOperation() override {
-    std::set<std::string> names(disabled.begin(), disabled.end());
-    tfc::buildFusionReport(getOperation(), names).print(llvm::outs());
-    markAllAnalysesPreserved();
-  }
-};
 
 /// The deepest nesting of brackets ({ ( [ <) in MLIR text, outside string
 /// literals and `//` comments. MLIR's parser (and its verifier and printer)
@@ -184,23 +140,10 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::tfc::TfcDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect>();
-  // canonicalize, cse, symbol-dce, inline, ... and the tfc passes.
+  // canonicalize, cse, symbol-dce, inline, ...; the tfc passes, the fusion
+  // report and the default pipeline.
   mlir::registerTransformsPasses();
-  tfc::registerTfcPasses();
-  mlir::PassRegistration<FusionReportPass>();
-  mlir::PassPipelineRegistration<DefaultPipelineOptions>(
-      "tfc-default-pipeline",
-      "The default tfc pipeline: cleanups, recognition and fusion "
-      "(passes/Pipeline.h)",
-      [](mlir::OpPassManager &pm, const DefaultPipelineOptions &options) {
-        std::set<std::string> disabled(options.disable.begin(),
-                                       options.disable.end());
-        disabled.erase("verify"); // tfc-opt verifies its input anyway
-        std::string error;
-        if (mlir::failed(tfc::buildDefaultPipeline(pm, disabled, &error)))
-          llvm::report_fatal_error(llvm::StringRef(error),
-                                   /*gen_crash_diag=*/false);
-      });
+  tfc::registerTfcPassesAndPipeline();
   std::pair<std::string, std::string> files = mlir::registerAndParseCLIOptions(
       argc, argv, "tfc optimizer driver\n", registry);
   // The main thread's stack (8 MiB) is too small for MLIR's recursion on
