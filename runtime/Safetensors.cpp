@@ -216,8 +216,12 @@ static bool readUnsigned(const json &v, uint64_t &out, std::string &found) {
   return false;
 }
 
-Status SafetensorsFile::parseHeader() {
-  const uint64_t fileSize = file->size();
+/// Reads the 8-byte header length and the JSON header after it into
+/// `header` (an object, checked for depth and duplicate keys by
+/// HeaderChecker); `dataStart` is where the data section begins.
+static Status readHeaderObject(const MappedFile &file, uint64_t &dataStart,
+                               json &header) {
+  const uint64_t fileSize = file.size();
   if (fileSize < 8)
     return Status::error("file is too short to be a safetensors file (" +
                          std::to_string(fileSize) +
@@ -225,7 +229,7 @@ Status SafetensorsFile::parseHeader() {
 
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i) // Little-endian regardless of host.
-    headerLen = (headerLen << 8) | file->data()[i];
+    headerLen = (headerLen << 8) | file.data()[i];
   if (headerLen > kMaxSafetensorsHeaderSize)
     return Status::error("header length " + std::to_string(headerLen) +
                          " is absurd (limit " +
@@ -236,9 +240,8 @@ Status SafetensorsFile::parseHeader() {
                          " exceeds the file size (" + std::to_string(fileSize) +
                          " bytes); the file is truncated or not safetensors");
   dataStart = 8 + headerLen;
-  const uint64_t dataSize = fileSize - dataStart;
 
-  const char *hbegin = reinterpret_cast<const char *>(file->data()) + 8;
+  const char *hbegin = reinterpret_cast<const char *>(file.data()) + 8;
   const char *hend = hbegin + headerLen;
 
   HeaderChecker checker;
@@ -249,126 +252,152 @@ Status SafetensorsFile::parseHeader() {
           (checker.error.empty() ? std::string("malformed") : checker.error));
     return Status::error("header " + checker.error);
   }
-  json header = json::parse(hbegin, hend, /*cb=*/nullptr,
-                            /*allow_exceptions=*/false);
+  header = json::parse(hbegin, hend, /*cb=*/nullptr,
+                       /*allow_exceptions=*/false);
   if (header.is_discarded()) // Not expected after the SAX pass; be safe.
     return Status::error("header is not valid JSON");
   if (!header.is_object())
     return Status::error(std::string("header is not a JSON object (found a ") +
                          header.type_name() + ")");
+  return Status::success();
+}
 
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    const std::string &name = it.key();
-    const json &value = it.value();
-
-    if (name == "__metadata__") {
-      if (!value.is_object())
-        return Status::error("'__metadata__' must be an object of strings "
-                             "(found a " +
-                             std::string(value.type_name()) + ")");
-      for (auto m = value.begin(); m != value.end(); ++m) {
-        if (!m.value().is_string())
-          return Status::error("'__metadata__' entry '" + m.key() +
-                               "' must be a string (found a " +
-                               std::string(m.value().type_name()) + ")");
-        meta[m.key()] = m.value().get_ref<const std::string &>();
-      }
-      continue;
-    }
-
-    auto fail = [&](const std::string &msg) {
-      return Status::error("tensor '" + name + "': " + msg);
-    };
-    if (!value.is_object())
-      return fail(std::string("entry must be an object (found a ") +
-                  value.type_name() + ")");
-
-    SafetensorsEntry e;
-    e.name = name;
-
-    // dtype
-    auto dt = value.find("dtype");
-    if (dt == value.end())
-      return fail("missing field 'dtype'");
-    if (!dt->is_string())
-      return fail(std::string("field 'dtype' must be a string (found a ") +
-                  dt->type_name() + ")");
-    const std::string &dtName = dt->get_ref<const std::string &>();
-    if (!parseSafetensorsDType(dtName, e.dtype)) {
-      if (isKnownUnsupportedDType(dtName))
-        return fail("unsupported dtype '" + dtName + "'");
-      return fail("unknown dtype '" + dtName + "'");
-    }
-
-    // shape
-    auto sh = value.find("shape");
-    if (sh == value.end())
-      return fail("missing field 'shape'");
-    if (!sh->is_array())
-      return fail(std::string("field 'shape' must be an array (found a ") +
-                  sh->type_name() + ")");
-    uint64_t numElements = 1;
-    bool overflow = false;
-    for (const json &d : *sh) {
-      uint64_t dim;
-      std::string found;
-      if (!readUnsigned(d, dim, found))
-        return fail("field 'shape' must hold non-negative integers (found " +
-                    found + ")");
-      if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        return fail("dimension " + std::to_string(dim) + " is too large");
-      e.shape.push_back(static_cast<int64_t>(dim));
-      if (dim != 0 && numElements > std::numeric_limits<uint64_t>::max() / dim)
-        overflow = true;
-      else
-        numElements *= dim;
-    }
-    // A zero dimension anywhere makes the tensor empty, even after an
-    // "overflow" among the others.
-    if (std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end()) {
-      numElements = 0;
-      overflow = false;
-    }
-    uint64_t elemSize = dtypeSize(e.dtype);
-    if (overflow ||
-        numElements > std::numeric_limits<uint64_t>::max() / elemSize ||
-        numElements >
-            static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      return fail("shape " + shapeToString(e.shape) +
-                  " overflows the element count");
-    uint64_t expectedBytes = numElements * elemSize;
-
-    // data_offsets
-    auto off = value.find("data_offsets");
-    if (off == value.end())
-      return fail("missing field 'data_offsets'");
-    if (!off->is_array() || off->size() != 2)
-      return fail("field 'data_offsets' must be an array [begin, end]");
-    std::string found;
-    if (!readUnsigned((*off)[0], e.begin, found) ||
-        !readUnsigned((*off)[1], e.end, found))
-      return fail("field 'data_offsets' must hold non-negative integers "
-                  "(found " +
-                  found + ")");
-    if (e.begin > e.end)
-      return fail("data_offsets [" + std::to_string(e.begin) + ", " +
-                  std::to_string(e.end) + "] have begin > end");
-    if (e.end > dataSize)
-      return fail("data_offsets [" + std::to_string(e.begin) + ", " +
-                  std::to_string(e.end) + "] lie outside the data section (" +
-                  std::to_string(dataSize) + " bytes)");
-    if (e.end - e.begin != expectedBytes)
-      return fail("data_offsets [" + std::to_string(e.begin) + ", " +
-                  std::to_string(e.end) + "] span " +
-                  std::to_string(e.end - e.begin) + " bytes, but " +
-                  typeToString(e.dtype, e.shape) + " needs " +
-                  std::to_string(expectedBytes));
-
-    entries.emplace(name, std::move(e));
+/// The `__metadata__` entry: an object of strings.
+static Status readMetadata(const json &value,
+                           std::map<std::string, std::string> &meta) {
+  if (!value.is_object())
+    return Status::error("'__metadata__' must be an object of strings "
+                         "(found a " +
+                         std::string(value.type_name()) + ")");
+  for (auto m = value.begin(); m != value.end(); ++m) {
+    if (!m.value().is_string())
+      return Status::error("'__metadata__' entry '" + m.key() +
+                           "' must be a string (found a " +
+                           std::string(m.value().type_name()) + ")");
+    meta[m.key()] = m.value().get_ref<const std::string &>();
   }
+  return Status::success();
+}
 
-  // Overlap check: sort the byte ranges and compare neighbours. Empty
-  // tensors occupy no bytes and cannot overlap anything.
+/// The `dtype` field of a tensor entry, into `e.dtype`.
+static Status readEntryDType(const json &value, SafetensorsEntry &e) {
+  auto dt = value.find("dtype");
+  if (dt == value.end())
+    return Status::error("missing field 'dtype'");
+  if (!dt->is_string())
+    return Status::error(
+        std::string("field 'dtype' must be a string (found a ") +
+        dt->type_name() + ")");
+  const std::string &dtName = dt->get_ref<const std::string &>();
+  if (!parseSafetensorsDType(dtName, e.dtype)) {
+    if (isKnownUnsupportedDType(dtName))
+      return Status::error("unsupported dtype '" + dtName + "'");
+    return Status::error("unknown dtype '" + dtName + "'");
+  }
+  return Status::success();
+}
+
+/// The `shape` field of a tensor entry, into `e.shape`; `bytes` is the size
+/// of the tensor's data that shape and dtype imply.
+static Status readEntryShape(const json &value, SafetensorsEntry &e,
+                             uint64_t &bytes) {
+  auto sh = value.find("shape");
+  if (sh == value.end())
+    return Status::error("missing field 'shape'");
+  if (!sh->is_array())
+    return Status::error(
+        std::string("field 'shape' must be an array (found a ") +
+        sh->type_name() + ")");
+  uint64_t numElements = 1;
+  bool overflow = false;
+  for (const json &d : *sh) {
+    uint64_t dim;
+    std::string found;
+    if (!readUnsigned(d, dim, found))
+      return Status::error(
+          "field 'shape' must hold non-negative integers (found " + found +
+          ")");
+    if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return Status::error("dimension " + std::to_string(dim) +
+                           " is too large");
+    e.shape.push_back(static_cast<int64_t>(dim));
+    if (dim != 0 && numElements > std::numeric_limits<uint64_t>::max() / dim)
+      overflow = true;
+    else
+      numElements *= dim;
+  }
+  // A zero dimension anywhere makes the tensor empty, even after an
+  // "overflow" among the others.
+  if (std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end()) {
+    numElements = 0;
+    overflow = false;
+  }
+  uint64_t elemSize = dtypeSize(e.dtype);
+  if (overflow ||
+      numElements > std::numeric_limits<uint64_t>::max() / elemSize ||
+      numElements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return Status::error("shape " + shapeToString(e.shape) +
+                         " overflows the element count");
+  bytes = numElements * elemSize;
+  return Status::success();
+}
+
+/// The `data_offsets` field of a tensor entry, into `e.begin`/`e.end`:
+/// inside the data section (`dataSize` bytes) and `bytes` long.
+static Status readEntryOffsets(const json &value, uint64_t dataSize,
+                               uint64_t bytes, SafetensorsEntry &e) {
+  auto off = value.find("data_offsets");
+  if (off == value.end())
+    return Status::error("missing field 'data_offsets'");
+  if (!off->is_array() || off->size() != 2)
+    return Status::error("field 'data_offsets' must be an array [begin, end]");
+  std::string found;
+  if (!readUnsigned((*off)[0], e.begin, found) ||
+      !readUnsigned((*off)[1], e.end, found))
+    return Status::error("field 'data_offsets' must hold non-negative "
+                         "integers (found " +
+                         found + ")");
+  std::string range =
+      "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+  if (e.begin > e.end)
+    return Status::error("data_offsets " + range + " have begin > end");
+  if (e.end > dataSize)
+    return Status::error("data_offsets " + range +
+                         " lie outside the data section (" +
+                         std::to_string(dataSize) + " bytes)");
+  if (e.end - e.begin != bytes)
+    return Status::error("data_offsets " + range + " span " +
+                         std::to_string(e.end - e.begin) + " bytes, but " +
+                         typeToString(e.dtype, e.shape) + " needs " +
+                         std::to_string(bytes));
+  return Status::success();
+}
+
+/// One tensor entry of the header; errors name the tensor.
+static Status readEntry(const std::string &name, const json &value,
+                        uint64_t dataSize, SafetensorsEntry &e) {
+  auto fail = [&](const std::string &msg) {
+    return Status::error("tensor '" + name + "': " + msg);
+  };
+  if (!value.is_object())
+    return fail(std::string("entry must be an object (found a ") +
+                value.type_name() + ")");
+  e.name = name;
+  uint64_t bytes = 0;
+  Status s = readEntryDType(value, e);
+  if (s.ok())
+    s = readEntryShape(value, e, bytes);
+  if (s.ok())
+    s = readEntryOffsets(value, dataSize, bytes, e);
+  if (!s.ok())
+    return fail(s.message());
+  return Status::success();
+}
+
+/// Fails if two tensors' byte ranges overlap: sorts them and compares
+/// neighbours. Empty tensors occupy no bytes and cannot overlap anything.
+static Status
+checkNoOverlap(const std::map<std::string, SafetensorsEntry> &entries) {
   std::vector<const SafetensorsEntry *> byOffset;
   for (const auto &kv : entries)
     if (kv.second.end > kv.second.begin)
@@ -388,6 +417,22 @@ Status SafetensorsFile::parseHeader() {
                            std::to_string(b->end) + ") overlap");
   }
   return Status::success();
+}
+
+Status SafetensorsFile::parseHeader() {
+  json header;
+  TFC_RT_RETURN_IF_ERROR(readHeaderObject(*file, dataStart, header));
+  const uint64_t dataSize = file->size() - dataStart;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") {
+      TFC_RT_RETURN_IF_ERROR(readMetadata(it.value(), meta));
+      continue;
+    }
+    SafetensorsEntry e;
+    TFC_RT_RETURN_IF_ERROR(readEntry(it.key(), it.value(), dataSize, e));
+    entries.emplace(it.key(), std::move(e));
+  }
+  return checkNoOverlap(entries);
 }
 
 std::vector<std::string> SafetensorsFile::names() const {
