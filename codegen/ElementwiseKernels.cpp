@@ -42,31 +42,6 @@ Expr accurateTanh(const Expr &x) {
   return select(ax < 0.3f, x * poly, select(x < 0.0f, -large, large));
 }
 
-/// erf to ~4e-7 relative (and absolute) on all of f32: the rational
-/// approximation XLA and Eigen use, odd numerator over even denominator,
-/// with the input clamped to [-4, 4] (erf(4) is 1 in f32).
-Expr accurateErf(const Expr &x0) {
-  Expr x = clamp(x0, -4.0f, 4.0f);
-  Expr x2 = x * x;
-  Expr p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-  p = x2 * p + -2.10102402082508e-06f;
-  p = x2 * p + -5.69250639462346e-05f;
-  p = x2 * p + -7.34990630326855e-04f;
-  p = x2 * p + -2.95459980854025e-03f;
-  p = x2 * p + -1.60960333262415e-02f;
-  p = x * p;
-  Expr q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
-  q = x2 * q + -1.68282697438203e-03f;
-  q = x2 * q + -7.37332916720468e-03f;
-  q = x2 * q + -1.42647390514189e-02f;
-  return p / q;
-}
-
-/// 1 / (1 + e^-x); the exponent is clamped so that e^-x stays finite.
-Expr sigmoid(const Expr &x) {
-  return 1.0f / (1.0f + exp(-clamp(x, -88.0f, 88.0f)));
-}
-
 /// The value of operand `i` at the result element `indices`, broadcast; i1
 /// operands come as Halide Bool.
 Expr operand(const KernelContext &ctx, unsigned i,
@@ -177,25 +152,16 @@ llvm::Expected<Func> buildElementwise(KernelContext &ctx) {
           .Case<RsqrtOp>([&](auto) { return 1.0f / sqrt(in(0)); })
           .Case<TanhOp>([&](auto) { return accurateTanh(in(0)); })
           .Case<ErfOp>([&](auto) { return accurateErf(in(0)); })
-          .Case<ReluOp>([&](auto) { return max(in(0), 0.0f); })
+          .Case<ReluOp>([&](auto) { return activation("relu", in(0)); })
           .Case<SigmoidOp>([&](auto) { return sigmoid(in(0)); })
-          .Case<SiluOp>([&](auto) {
-            Expr x = in(0);
-            return x * sigmoid(x);
-          })
+          .Case<SiluOp>([&](auto) { return activation("silu", in(0)); })
           .Case<SinOp>([&](auto) { return sin(in(0)); })
           .Case<CosOp>([&](auto) { return cos(in(0)); })
           .Case<GeluOp>([&](GeluOp gelu) -> Expr {
-            Expr x = in(0);
             if (gelu.getApproximate() == "none")
-              return 0.5f * x * (1.0f + accurateErf(x * float(M_SQRT1_2)));
-            if (gelu.getApproximate() == "tanh") {
-              // 0.5 * (1 + tanh(u)) == sigmoid(2u): no cancellation for
-              // negative x, and one exp instead of a tanh.
-              Expr u =
-                  float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
-              return x * sigmoid(2.0f * u);
-            }
+              return activation("gelu", in(0));
+            if (gelu.getApproximate() == "tanh")
+              return activation("gelu_tanh", in(0));
             unsupported =
                 "unknown approximation '" + gelu.getApproximate().str() + "'";
             return Expr();

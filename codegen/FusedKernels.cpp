@@ -78,49 +78,6 @@ constexpr int kScoreKeys = 32;
 /// Query rows per tile of the P V product (x Dv wide).
 constexpr int kPVRows = 4;
 
-//===----------------------------------------------------------------------===//
-// Activations: the formulas of ElementwiseKernels.cpp, so that a fused
-// linear computes the same values as matmul + add + activation.
-//===----------------------------------------------------------------------===//
-
-Expr accurateErf(const Expr &x0) {
-  Expr x = clamp(x0, -4.0f, 4.0f);
-  Expr x2 = x * x;
-  Expr p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-  p = x2 * p + -2.10102402082508e-06f;
-  p = x2 * p + -5.69250639462346e-05f;
-  p = x2 * p + -7.34990630326855e-04f;
-  p = x2 * p + -2.95459980854025e-03f;
-  p = x2 * p + -1.60960333262415e-02f;
-  p = x * p;
-  Expr q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
-  q = x2 * q + -1.68282697438203e-03f;
-  q = x2 * q + -7.37332916720468e-03f;
-  q = x2 * q + -1.42647390514189e-02f;
-  return p / q;
-}
-
-Expr sigmoid(const Expr &x) {
-  return 1.0f / (1.0f + exp(-clamp(x, -88.0f, 88.0f)));
-}
-
-/// `activation(x)` for tfc.linear's activation names; undefined if unknown.
-Expr activate(const std::string &activation, const Expr &x) {
-  if (activation == "none")
-    return x;
-  if (activation == "relu")
-    return max(x, 0.0f);
-  if (activation == "gelu")
-    return 0.5f * x * (1.0f + accurateErf(x * float(M_SQRT1_2)));
-  if (activation == "gelu_tanh") {
-    Expr u = float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
-    return x * sigmoid(2.0f * u);
-  }
-  if (activation == "silu")
-    return x * sigmoid(x);
-  return Expr();
-}
-
 /// `f(vars) = value` for a Tuple value, with axis-ordered vars.
 void defineTuple(Func &f, const std::vector<Var> &vars, const Tuple &value) {
   std::vector<Var> reversed(vars.rbegin(), vars.rend());
@@ -141,17 +98,17 @@ llvm::Expected<Func> buildLinear(KernelContext &ctx, LinearOp op) {
   bool hasBias = ctx.inputs.size() > 2;
   if (hasBias && ctx.inputs[2].rank() != 1)
     return ctx.error("the bias must have rank 1");
-  std::string activation = op.getActivation().str();
-  if (!activate(activation, Expr(0.0f)).defined())
-    return ctx.error("unknown activation '" + activation + "'");
+  std::string name = op.getActivation().str();
+  if (!activation(name, Expr(0.0f)).defined())
+    return ctx.error("unknown activation '" + name + "'");
   const TensorInput *bias = hasBias ? &ctx.inputs[2] : nullptr;
   auto epilogue = [&](Expr acc, const std::vector<Var> &vars) {
     Expr value = acc;
     if (bias)
       value = value + bias->at({vars.back()});
-    return activate(activation, value);
+    return activation(name, value);
   };
-  bool longEpilogue = activation != "none" && activation != "relu";
+  bool longEpilogue = name != "none" && name != "relu";
   return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), epilogue,
                                  longEpilogue);
 }

@@ -13,6 +13,7 @@
 #include "codegen/KernelSupport.h"
 
 #include "ir/TfcOps.h"
+#include "plan/KernelSignature.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -71,10 +72,6 @@ void runtimeErrorHandler(JITUserContext *, const char *msg) {
   recordKernelRuntimeError(msg);
 }
 
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 } // namespace
 
 void installHalideErrorHandlers() {
@@ -97,14 +94,14 @@ llvm::Error withHalideErrors(llvm::function_ref<void()> fn) {
     fn();
     return llvm::Error::success();
   } catch (const HalideFailure &e) {
-    return makeError("Halide: " + e.message);
+    return llvm::createStringError("Halide: " + e.message);
   } catch (const Halide::Error &e) {
     // Raised only if a reporter other than ours was installed.
-    return makeError("Halide: " + trimmed(e.what()));
+    return llvm::createStringError("Halide: " + trimmed(e.what()));
   } catch (const std::exception &e) {
-    return makeError(llvm::Twine("Halide: ") + e.what());
+    return llvm::createStringError(llvm::Twine("Halide: ") + e.what());
   } catch (...) {
-    return makeError("Halide: unknown error");
+    return llvm::createStringError("Halide: unknown error");
   }
 }
 
@@ -144,7 +141,7 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType) {
   std::string text;
   llvm::raw_string_ostream os(text);
   elementType.print(os);
-  return makeError("unsupported element type " + text);
+  return llvm::createStringError("unsupported element type " + text);
 }
 
 Halide::Target hostTarget() { return get_host_target(); }
@@ -182,21 +179,6 @@ bool hasKernel(mlir::Operation *op) {
 
 namespace {
 
-/// Attributes whose value is the op's default: omitted from signatures so
-/// that `{transpose_b = false}` and no attribute share a kernel.
-bool isDefaultAttr(llvm::StringRef name, mlir::Attribute attr) {
-  if (name == "transpose_b" || name == "keepdim")
-    if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
-      return !b.getValue();
-  if (name == "approximate" || name == "activation")
-    if (auto s = llvm::dyn_cast<mlir::StringAttr>(attr))
-      return s.getValue() == "none";
-  if (name == "causal")
-    if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
-      return !b.getValue();
-  return false;
-}
-
 /// "tfc.slice (at model.tfm:12:5)": how errors name an op.
 std::string describe(mlir::Operation *op) {
   std::string text = op->getName().getStringRef().str();
@@ -209,43 +191,6 @@ std::string describe(mlir::Operation *op) {
 
 } // namespace
 
-std::string kernelSignature(mlir::Operation *op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << op->getName().getStringRef();
-  // Inherent attributes only (from properties too), sorted by name:
-  // discardable ones (frontend tags) do not change what a kernel computes.
-  llvm::SmallVector<std::pair<llvm::StringRef, mlir::Attribute>> attrs;
-  for (mlir::StringAttr name : op->getName().getAttributeNames()) {
-    std::optional<mlir::Attribute> attr = op->getInherentAttr(name);
-    if (attr && *attr && !isDefaultAttr(name.getValue(), *attr))
-      attrs.push_back({name.getValue(), *attr});
-  }
-  llvm::sort(attrs,
-             [](const auto &a, const auto &b) { return a.first < b.first; });
-  if (!attrs.empty()) {
-    os << '{';
-    llvm::interleaveComma(attrs, os, [&](const auto &entry) {
-      os << entry.first << " = ";
-      entry.second.print(os);
-    });
-    os << '}';
-  }
-  os << '(';
-  llvm::interleaveComma(op->getOperandTypes(), os,
-                        [&](mlir::Type t) { t.print(os); });
-  os << ") -> ";
-  if (op->getNumResults() == 1) {
-    op->getResult(0).getType().print(os);
-  } else {
-    os << '(';
-    llvm::interleaveComma(op->getResultTypes(), os,
-                          [&](mlir::Type t) { t.print(os); });
-    os << ')';
-  }
-  return text;
-}
-
 //===----------------------------------------------------------------------===//
 // buildKernel
 //===----------------------------------------------------------------------===//
@@ -255,41 +200,44 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
                                    llvm::StringRef name) {
   installHalideErrorHandlers();
   if (!op)
-    return makeError("buildKernel: no op");
+    return llvm::createStringError("buildKernel: no op");
   std::string what = describe(op);
   if (!hasKernel(op))
-    return makeError(what + ": no kernel for this op");
+    return llvm::createStringError(what + ": no kernel for this op");
   // One result, or several of one element type (tfc.add_layer_norm's output
   // and sum): the builder then returns a Tuple-valued Func, one element per
   // result, and the kernel takes one output buffer per result.
   if (op->getNumResults() < 1 || (op->getNumResults() > 1 && !isFusedOp(op)))
-    return makeError(what + ": expected one result");
+    return llvm::createStringError(what + ": expected one result");
   std::vector<mlir::RankedTensorType> resultTypes;
   for (mlir::Type type : op->getResultTypes()) {
     auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
     if (!ranked)
-      return makeError(what + ": the result is not a ranked tensor");
+      return llvm::createStringError(what +
+                                     ": the result is not a ranked tensor");
     resultTypes.push_back(ranked);
   }
   auto resultType = resultTypes.front();
   llvm::Expected<Halide::Type> resultStorage =
       storageType(resultType.getElementType());
   if (!resultStorage)
-    return makeError(what +
-                     ": result: " + llvm::toString(resultStorage.takeError()));
+    return llvm::createStringError(
+        what + ": result: " + llvm::toString(resultStorage.takeError()));
   for (mlir::RankedTensorType t : resultTypes)
     if (t.getElementType() != resultType.getElementType())
-      return makeError(what + ": results of different element types");
+      return llvm::createStringError(what +
+                                     ": results of different element types");
   std::vector<std::pair<mlir::RankedTensorType, Halide::Type>> operands;
   for (auto [i, type] : llvm::enumerate(op->getOperandTypes())) {
     auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
     if (!ranked)
-      return makeError(what + ": operand " + std::to_string(i) +
-                       " is not a ranked tensor");
+      return llvm::createStringError(what + ": operand " + std::to_string(i) +
+                                     " is not a ranked tensor");
     llvm::Expected<Halide::Type> storage = storageType(ranked.getElementType());
     if (!storage)
-      return makeError(what + ": operand " + std::to_string(i) + ": " +
-                       llvm::toString(storage.takeError()));
+      return llvm::createStringError(what + ": operand " + std::to_string(i) +
+                                     ": " +
+                                     llvm::toString(storage.takeError()));
     operands.push_back({ranked, *storage});
   }
 
@@ -365,13 +313,14 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
   });
   if (halideError) {
     llvm::consumeError(std::move(builderError));
-    return makeError(what + ": " + llvm::toString(std::move(halideError)));
+    return llvm::createStringError(what + ": " +
+                                   llvm::toString(std::move(halideError)));
   }
   if (builderError)
-    return makeError(llvm::toString(std::move(builderError)) +
-                     (llvm::isa<mlir::FileLineColLoc>(op->getLoc())
-                          ? " (" + what + ")"
-                          : std::string()));
+    return llvm::createStringError(
+        llvm::toString(std::move(builderError)) +
+        (llvm::isa<mlir::FileLineColLoc>(op->getLoc()) ? " (" + what + ")"
+                                                       : std::string()));
   return kernel;
 }
 
@@ -387,7 +336,8 @@ llvm::Expected<Halide::Module> compileToModule(const Kernel &kernel,
         module =
             pipeline.compile_to_module(kernel.arguments, kernel.name, target);
       }))
-    return makeError(kernel.name + ": " + llvm::toString(std::move(err)));
+    return llvm::createStringError(kernel.name + ": " +
+                                   llvm::toString(std::move(err)));
   return std::move(*module);
 }
 
@@ -398,7 +348,8 @@ compileToFiles(const Kernel &kernel, const Halide::Target &target,
         Pipeline pipeline = kernel.pipeline;
         pipeline.compile_to(outputs, kernel.arguments, kernel.name, target);
       }))
-    return makeError(kernel.name + ": " + llvm::toString(std::move(err)));
+    return llvm::createStringError(kernel.name + ": " +
+                                   llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 
@@ -413,7 +364,8 @@ llvm::Expected<std::string> loweredStmt(const Kernel &kernel,
         os << *module;
         text = os.str();
       }))
-    return makeError(kernel.name + ": " + llvm::toString(std::move(err)));
+    return llvm::createStringError(kernel.name + ": " +
+                                   llvm::toString(std::move(err)));
   return text;
 }
 

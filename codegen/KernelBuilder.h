@@ -81,13 +81,6 @@ struct Kernel {
 /// and tfc.constant, which are values the runtime provides).
 bool hasKernel(mlir::Operation *op);
 
-/// The cache key of `op`'s kernel: op name, inherent attributes (defaults
-/// omitted), operand and result types; no location and no discardable
-/// attributes, so two layers' identical ops give the same string. E.g.
-/// `tfc.matmul{transpose_b = true}(tensor<?x12x?x64xf32>,
-/// tensor<?x12x?x64xf32>) -> tensor<?x12x?x?xf32>`.
-std::string kernelSignature(mlir::Operation *op);
-
 /// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,
 /// or a GPU one if the target has a GPU feature such as CUDA). `name` is the
 /// function name; empty: "tfc_<mnemonic>". The Funcs are named after `name`

@@ -17,6 +17,8 @@
 
 #include <mutex>
 
+#include "plan/KernelSignature.h"
+
 #include "mlir/IR/Operation.h"
 
 using namespace Halide;

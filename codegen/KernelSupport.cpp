@@ -5,6 +5,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace Halide;
 
@@ -131,6 +132,51 @@ Expr lowest(const Type &t) {
   if (t.is_float())
     return Expr(-std::numeric_limits<float>::infinity());
   return t.min();
+}
+
+//===----------------------------------------------------------------------===//
+// Math
+//===----------------------------------------------------------------------===//
+
+/// The rational approximation XLA and Eigen use, odd numerator over even
+/// denominator, with the input clamped to [-4, 4] (erf(4) is 1 in f32).
+Expr accurateErf(const Expr &x0) {
+  Expr x = clamp(x0, -4.0f, 4.0f);
+  Expr x2 = x * x;
+  Expr p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  p = x * p;
+  Expr q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
+  return p / q;
+}
+
+Expr sigmoid(const Expr &x) {
+  return 1.0f / (1.0f + exp(-clamp(x, -88.0f, 88.0f)));
+}
+
+Expr activation(llvm::StringRef name, const Expr &x) {
+  if (name == "none")
+    return x;
+  if (name == "relu")
+    return max(x, 0.0f);
+  if (name == "gelu")
+    return 0.5f * x * (1.0f + accurateErf(x * float(M_SQRT1_2)));
+  if (name == "gelu_tanh") {
+    // 0.5 * (1 + tanh(u)) == sigmoid(2u): no cancellation for negative x,
+    // and one exp instead of a tanh.
+    Expr u = float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
+    return x * sigmoid(2.0f * u);
+  }
+  if (name == "silu")
+    return x * sigmoid(x);
+  return Expr();
 }
 
 //===----------------------------------------------------------------------===//

@@ -102,6 +102,22 @@ Halide::Expr storeBool(const Halide::Expr &b);
 Halide::Expr lowest(const Halide::Type &t);
 
 //===----------------------------------------------------------------------===//
+// Math shared by the elementwise and the fused kernels, so that a fused op
+// computes the same values as the primitives it replaces
+//===----------------------------------------------------------------------===//
+
+/// erf to ~4e-7 relative (and absolute) on all of f32.
+Halide::Expr accurateErf(const Halide::Expr &x);
+
+/// 1 / (1 + e^-x); the exponent is clamped so that e^-x stays finite.
+Halide::Expr sigmoid(const Halide::Expr &x);
+
+/// `name(x)` for the activation names of tfc.linear ("none", "relu", "gelu",
+/// "gelu_tanh", "silu"), which tfc.relu, tfc.silu and tfc.gelu compute too;
+/// an undefined Expr for an unknown name.
+Halide::Expr activation(llvm::StringRef name, const Halide::Expr &x);
+
+//===----------------------------------------------------------------------===//
 // Schedules shared by several builders
 //===----------------------------------------------------------------------===//
 

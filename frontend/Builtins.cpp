@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ElaboratorImpl.h"
+#include "ir/Broadcast.h"
 #include "ir/TfcOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -231,30 +232,23 @@ std::optional<SymShape> ElaboratorImpl::broadcast(const TensorValue &lhs,
                                                   const TensorValue &rhs,
                                                   const std::string &opSpelling,
                                                   SourceLoc at) {
-  size_t rank = std::max(lhs.shape.size(), rhs.shape.size());
-  SymShape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    // Right-aligned, like NumPy.
-    bool hasL = i < lhs.shape.size(), hasR = i < rhs.shape.size();
-    SymDim l = hasL ? lhs.shape[lhs.shape.size() - 1 - i] : SymDim::of(1);
-    SymDim r = hasR ? rhs.shape[rhs.shape.size() - 1 - i] : SymDim::of(1);
-    SymDim &o = out[rank - 1 - i];
-    if (l == r || (r.isStatic() && r.constant == 1))
-      o = l;
-    else if (l.isStatic() && l.constant == 1)
-      o = r;
-    else {
-      diags.error(at, "cannot broadcast " +
-                          shapeToString(lhs.dtype, lhs.shape) + " and " +
-                          shapeToString(rhs.dtype, rhs.shape) + " in `" +
-                          opSpelling + "`: dimension " + l.str() + " vs " +
-                          r.str());
-      noteOrigin(lhs);
-      noteOrigin(rhs);
-      return std::nullopt;
-    }
-  }
-  return out;
+  // Symbolic dims broadcast only when equal: the frontend cannot tell
+  // whether `seq` will be 1 at run time.
+  llvm::ArrayRef<SymDim> shapes[] = {lhs.shape, rhs.shape};
+  mlir::FailureOr<llvm::SmallVector<SymDim>> out = mlir::tfc::broadcastDims(
+      llvm::ArrayRef<llvm::ArrayRef<SymDim>>(shapes), SymDim::of(1),
+      [&](const SymDim &l, const SymDim &r, size_t) -> std::optional<SymDim> {
+        diags.error(
+            at, "cannot broadcast " + shapeToString(lhs.dtype, lhs.shape) +
+                    " and " + shapeToString(rhs.dtype, rhs.shape) + " in `" +
+                    opSpelling + "`: dimension " + l.str() + " vs " + r.str());
+        noteOrigin(lhs);
+        noteOrigin(rhs);
+        return std::nullopt;
+      });
+  if (mlir::failed(out))
+    return std::nullopt;
+  return SymShape(out->begin(), out->end());
 }
 
 static bool isFloat(const std::string &dtype) { return dtype == "f32"; }

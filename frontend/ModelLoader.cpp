@@ -3,6 +3,7 @@
 #include "frontend/ModelLoader.h"
 
 #include "frontend/Parser.h"
+#include "runtime/Files.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -11,7 +12,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,31 +43,13 @@ const ast::Module *ModelLoader::parseBuffer(const std::string &name,
   return modules.back().get();
 }
 
-/// "a character device", ... for what is not a regular file.
-static const char *fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISFIFO(mode))
-    return "a FIFO (pipe)";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
 /// Reads the model source at `path` into `text`, or says why not. Only
 /// regular files are read (/dev/zero would never end, a FIFO could block),
 /// and the size limit counts the bytes actually read, so a file that grows
 /// while being read cannot get past it either.
 static std::optional<std::string> readSource(const std::string &path,
                                              std::string &text) {
-  int fd;
-  do
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  while (fd < 0 && errno == EINTR);
+  int fd = rt::openForReading(path);
   if (fd < 0)
     return std::string(errno == ELOOP ? "it is a symbolic link loop"
                                       : std::strerror(errno));
@@ -76,7 +58,7 @@ static std::optional<std::string> readSource(const std::string &path,
   if (::fstat(fd, &st) != 0)
     error = std::strerror(errno);
   else if (!S_ISREG(st.st_mode))
-    error = std::string("it is ") + fileKind(st.st_mode) +
+    error = std::string("it is ") + rt::fileKind(st.st_mode) +
             ", not a regular file";
   char buffer[65536];
   while (!error) {

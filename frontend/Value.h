@@ -25,6 +25,15 @@ namespace tfc {
 /// A dimension size: `constant + sum(coeff * symbol)`. Symbols are the
 /// symbolic dimensions of the entry's inputs (batch, seq, past). Sums appear
 /// where a KV cache is concatenated (`past + seq`).
+///
+/// The runtime's rt::DimExpr (runtime/Plan.h) is the same affine form with
+/// symbols numbered by the Plan entry's symbol table. They stay two types:
+/// the elaborator names symbols before any entry (or its table) exists, and
+/// the runtime, which must not depend on the frontend, evaluates by index.
+/// The one conversion point is the IR's `tfc.dims` attributes: the frontend
+/// writes each dimension as SymDim::str() ("batch", "past + seq"), and the
+/// planner (plan/PlanBuilder.cpp) numbers argument symbols in order of first
+/// appearance and parses result dims back (parseDeclaredDim).
 struct SymDim {
   int64_t constant = 0;
   std::map<std::string, int64_t> terms;

@@ -1,8 +1,11 @@
 //===- Broadcast.h - numpy broadcasting of shapes --------------*- C++ -*-===//
 //
 // The one broadcasting rule of the dialect, used by every op whose operands
-// broadcast (elementwise ops, tfc.where, matmul batch dims) and available to
-// the frontend for its own diagnostics.
+// broadcast (elementwise ops, tfc.where, matmul batch dims). broadcastDims is
+// its walk for any kind of dimension, header-only: the type inference here
+// (static sizes and `?`), the frontend (its symbolic dims, for diagnostics)
+// and the planner (affine dims, with the run-time checks it implies) use it,
+// each deciding only the pairs of dims that differ.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +16,9 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace mlir::tfc {
 
@@ -37,6 +42,42 @@ struct BroadcastConflict {
 FailureOr<SmallVector<int64_t>>
 broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
                 BroadcastConflict *conflict = nullptr);
+
+/// numpy broadcasting of `shapes` over any dimension type `Dim` (with ==):
+/// shapes are aligned on the right and missing leading dimensions count as
+/// `one`. Per result dimension (`fromRight` counts from the last one, 0
+/// first), the shapes' dims are taken in order into `out`, which starts as
+/// `one`: a dim that is `one` or equal to `out` leaves it, an `out` that is
+/// `one` becomes the dim, and any other pair is decided by
+/// `resolve(out, dim, fromRight)`, which returns the new `out` or nullopt to
+/// fail (and may record why).
+template <typename Dim, typename Resolve>
+FailureOr<SmallVector<Dim>> broadcastDims(ArrayRef<ArrayRef<Dim>> shapes,
+                                          const Dim &one, Resolve resolve) {
+  size_t rank = 0;
+  for (ArrayRef<Dim> shape : shapes)
+    rank = std::max(rank, shape.size());
+  SmallVector<Dim> result(rank, one);
+  for (size_t fromRight = 0; fromRight < rank; ++fromRight) {
+    Dim &out = result[rank - 1 - fromRight];
+    for (ArrayRef<Dim> shape : shapes) {
+      if (fromRight >= shape.size())
+        continue;
+      const Dim &dim = shape[shape.size() - 1 - fromRight];
+      if (dim == one || dim == out)
+        continue;
+      if (out == one) {
+        out = dim;
+        continue;
+      }
+      std::optional<Dim> resolved = resolve(out, dim, fromRight);
+      if (!resolved)
+        return failure();
+      out = *resolved;
+    }
+  }
+  return result;
+}
 
 } // namespace mlir::tfc
 

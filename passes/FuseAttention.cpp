@@ -80,18 +80,6 @@ std::string typeString(Type type) {
   return out;
 }
 
-/// Whether the last two entries of `perm` are swapped and the rest is the
-/// identity.
-bool swapsLastTwo(ArrayRef<int64_t> perm) {
-  int64_t n = perm.size();
-  if (n < 2)
-    return false;
-  for (int64_t i = 0; i + 2 < n; ++i)
-    if (perm[i] != i)
-      return false;
-  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
-}
-
 /// Whether `value` is computed from a matmul through score-chain ops; used
 /// to tell the scores from the mask in `scores + mask`.
 bool reachesScores(Value value, int depth = 0) {
@@ -371,7 +359,7 @@ LogicalResult matchQueryKey(AttentionMatch &m, double &scale,
     k = scores.getRhs();
     kUser = scores;
   } else if (auto transpose = scores.getRhs().getDefiningOp<tir::TransposeOp>();
-             transpose && swapsLastTwo(transpose.getPerm())) {
+             transpose && swapsLastTwoAxes(transpose.getPerm())) {
     kRefs.push_back({scores.getRhs(),
                      cast<RankedTensorType>(scores.getRhs().getType())
                              .getRank() -

@@ -94,6 +94,16 @@ bool approxEqual(double a, double b, double rel) {
   return std::fabs(a - b) <= rel * scale;
 }
 
+bool swapsLastTwoAxes(ArrayRef<int64_t> perm) {
+  int64_t n = perm.size();
+  if (n < 2)
+    return false;
+  for (int64_t i = 0; i + 2 < n; ++i)
+    if (perm[i] != i)
+      return false;
+  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
+}
+
 bool hasSingleUser(Value value, Operation *user) {
   return value.hasOneUse() && *value.user_begin() == user;
 }

@@ -39,6 +39,10 @@ std::optional<double> getScalarConstant(mlir::Value value,
 /// Whether |a - b| <= rel * max(|a|, |b|) (or both are 0).
 bool approxEqual(double a, double b, double rel = 1e-5);
 
+/// Whether `perm` swaps the last two axes and keeps the others in place
+/// (the transpose that tfc.matmul's `transpose_b` stands for).
+bool swapsLastTwoAxes(llvm::ArrayRef<int64_t> perm);
+
 /// Whether `value` has exactly one use, by `user`.
 bool hasSingleUser(mlir::Value value, mlir::Operation *user);
 

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/FusionUtils.h"
 #include "passes/Passes.h"
 
 #include "ir/TfcOps.h"
@@ -50,16 +51,6 @@ Type inferredType(OpBuilder &builder, Location loc, Args &&...args) {
   OperationState state(loc, OpTy::getOperationName());
   OpTy::build(builder, state, std::forward<Args>(args)...);
   return state.types.size() == 1 ? state.types.front() : Type();
-}
-
-bool swapsLastTwoAxes(ArrayRef<int64_t> perm) {
-  int64_t n = perm.size();
-  if (n < 2)
-    return false;
-  for (int64_t i = 0; i + 2 < n; ++i)
-    if (perm[i] != i)
-      return false;
-  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
 }
 
 struct MatmulOfTranspose : OpRewritePattern<tir::MatmulOp> {

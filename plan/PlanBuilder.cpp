@@ -31,6 +31,7 @@
 
 #include "plan/PlanBuilder.h"
 
+#include "ir/Broadcast.h"
 #include "ir/TfcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -56,28 +57,6 @@ using SymShape = std::vector<DimExpr>;
 //===----------------------------------------------------------------------===//
 // Signatures and locations
 //===----------------------------------------------------------------------===//
-
-std::string defaultKernelSignature(Operation *op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << op->getName().getStringRef();
-  // Inherent attributes only (getAttrDictionary includes those stored as
-  // properties): discardable ones, such as a pass's annotations, do not
-  // change what the kernel computes and must not split a kernel per layer.
-  DictionaryAttr discardable = op->getDiscardableAttrDictionary();
-  NamedAttrList inherent;
-  for (NamedAttribute attr : op->getAttrDictionary())
-    if (!discardable.contains(attr.getName()))
-      inherent.push_back(attr);
-  if (!inherent.empty())
-    os << " " << inherent.getDictionary(op->getContext());
-  os << " : (";
-  llvm::interleaveComma(op->getOperandTypes(), os);
-  os << ") -> (";
-  llvm::interleaveComma(op->getResultTypes(), os);
-  os << ")";
-  return s;
-}
 
 /// The FileLineColLocs in `loc`, innermost first: for a call site, those of
 /// the callee (where the op was written) before those of the caller.
@@ -147,8 +126,6 @@ static DimExpr add(const DimExpr &a, const DimExpr &b, int64_t bScale = 1) {
     r.terms.emplace_back(t.first, bScale * t.second);
   return canonical(r);
 }
-
-static bool isOne(const DimExpr &d) { return d.isStatic() && d.constant == 1; }
 
 //===----------------------------------------------------------------------===//
 // Errors
@@ -448,41 +425,34 @@ void EntryBuilder::requireEqual(Operation *op, const DimExpr &dim,
 /// decided at compile time and are refused.
 llvm::Expected<SymShape>
 EntryBuilder::broadcast(Operation *op, llvm::ArrayRef<SymShape> shapes) {
-  size_t rank = 0;
-  for (const SymShape &s : shapes)
-    rank = std::max(rank, s.size());
-  SymShape result(rank, DimExpr::of(1));
-  for (size_t r = 0; r < rank; ++r) { // r counts from the right
-    DimExpr &out = result[rank - 1 - r];
-    for (const SymShape &s : shapes) {
-      if (r >= s.size())
-        continue;
-      const DimExpr &d = s[s.size() - 1 - r];
-      if (isOne(d) || d == out)
-        continue;
-      if (isOne(out)) {
-        out = d;
-        continue;
-      }
-      if (d.isStatic() && out.isStatic())
-        return makeError(opWhere(op) + ": cannot broadcast " +
-                         std::to_string(d.constant) + " against " +
-                         std::to_string(out.constant));
-      if (d.isStatic()) {
-        requireEqual(op, out, d.constant);
-        out = d;
-        continue;
-      }
-      if (out.isStatic()) {
-        requireEqual(op, d, out.constant);
-        continue;
-      }
-      return makeError(opWhere(op) + ": cannot broadcast " + dimString(out) +
-                       " against " + dimString(d) +
-                       ": their sizes are only known at run time");
+  llvm::SmallVector<llvm::ArrayRef<DimExpr>> dims(shapes.begin(), shapes.end());
+  std::optional<llvm::Error> error;
+  auto resolve = [&](const DimExpr &out, const DimExpr &d,
+                     size_t) -> std::optional<DimExpr> {
+    if (d.isStatic() && out.isStatic()) {
+      error = makeError(opWhere(op) + ": cannot broadcast " +
+                        std::to_string(d.constant) + " against " +
+                        std::to_string(out.constant));
+      return std::nullopt;
     }
-  }
-  return result;
+    if (d.isStatic()) {
+      requireEqual(op, out, d.constant);
+      return d;
+    }
+    if (out.isStatic()) {
+      requireEqual(op, d, out.constant);
+      return out;
+    }
+    error = makeError(opWhere(op) + ": cannot broadcast " + dimString(out) +
+                      " against " + dimString(d) +
+                      ": their sizes are only known at run time");
+    return std::nullopt;
+  };
+  mlir::FailureOr<llvm::SmallVector<DimExpr>> result =
+      mlir::tfc::broadcastDims<DimExpr>(dims, DimExpr::of(1), resolve);
+  if (mlir::failed(result))
+    return std::move(*error);
+  return SymShape(result->begin(), result->end());
 }
 
 llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {

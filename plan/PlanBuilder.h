@@ -21,6 +21,7 @@
 #ifndef TFC_PLAN_PLANBUILDER_H
 #define TFC_PLAN_PLANBUILDER_H
 
+#include "plan/KernelSignature.h"
 #include "runtime/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -45,15 +46,9 @@ struct BuiltPlan {
 /// compiled kernel. Must cover everything the generated code depends on
 /// (op name, attributes, operand and result types) and nothing it does not
 /// (locations, parameter names), or kernels would be duplicated per layer.
+/// The default, kernelSignature (KernelSignature.h), is the key the kernel
+/// caches use too; tests pass others.
 using KernelSignatureFn = llvm::function_ref<std::string(mlir::Operation *)>;
-
-/// The built-in signature: "tfc.slice {axis = 2 : i64, end = 64 : i64,
-/// start = 0 : i64} : (tensor<?x?x192xf32>) -> (tensor<?x?x64xf32>)"
-/// (inherent attributes only). Callers that compile kernels pass the kernel
-/// builder's own key (codegen::kernelSignature) instead, so that plan and
-/// kernel cache agree on what is "the same kernel"; this default keeps
-/// TfcPlanBuilder free of Halide.
-std::string defaultKernelSignature(mlir::Operation *op);
 
 /// Builds the Plan of every public func.func with a body in `module`, which
 /// it only reads (the IR it plans is the IR the passes produced). Fails, with
@@ -62,8 +57,7 @@ std::string defaultKernelSignature(mlir::Operation *op);
 /// symbolic shapes that disagree with the IR's static dims or with a
 /// result's declared `tfc.dims`, broadcasts of two different symbolic dims.
 llvm::Expected<BuiltPlan>
-buildPlan(mlir::ModuleOp module,
-          KernelSignatureFn signature = defaultKernelSignature);
+buildPlan(mlir::ModuleOp module, KernelSignatureFn signature = kernelSignature);
 
 /// "file:line:col" of the innermost FileLineColLoc in `loc` (through
 /// call-site callees, names and fusions) that is in a real file: an op of

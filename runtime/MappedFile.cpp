@@ -2,12 +2,13 @@
 
 #include "runtime/MappedFile.h"
 
+#include "runtime/Files.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,21 +27,6 @@ struct FdCloser {
       ::close(fd);
   }
 };
-
-/// "a character device", ... for a file that is not a regular one.
-const char *kindOf(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISFIFO(mode))
-    return "a FIFO (pipe)";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
 
 bool sameVersion(const struct stat &a, const struct stat &b) {
   return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
@@ -73,12 +59,8 @@ Status readExactly(int fd, uint8_t *buf, size_t size, const std::string &path) {
 
 Expected<std::shared_ptr<MappedFile>>
 MappedFile::open(const std::string &path, uint64_t maxBytes) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-  // writer; it is refused below anyway. Regular files ignore the flag.
-  int fd;
-  do
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  while (fd < 0 && errno == EINTR);
+  // A FIFO is refused below; openForReading does not wait for a writer.
+  int fd = openForReading(path);
   if (fd < 0)
     return systemError(path, "cannot open");
   FdCloser closer{fd};
@@ -89,7 +71,7 @@ MappedFile::open(const std::string &path, uint64_t maxBytes) {
   if (S_ISDIR(before.st_mode))
     return Status::error(path + ": is a directory, not a file");
   if (!S_ISREG(before.st_mode))
-    return Status::error(path + ": is " + kindOf(before.st_mode) +
+    return Status::error(path + ": is " + fileKind(before.st_mode) +
                          ", not a regular file; tfc reads only regular files");
   const uint64_t size = static_cast<uint64_t>(before.st_size);
   if (size > maxBytes)

@@ -48,8 +48,7 @@ llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   model.session = std::move(*opened);
   if (llvm::Error err = optimize(*model.session, options.pipeline))
     return std::move(err);
-  llvm::Expected<BuiltPlan> built =
-      buildPlan(*model.session->model.module, codegen::kernelSignature);
+  llvm::Expected<BuiltPlan> built = buildPlan(*model.session->model.module);
   if (!built)
     return built.takeError();
   model.built = std::move(*built);

@@ -32,10 +32,6 @@ using namespace tfc::session;
 
 namespace {
 
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// Hex SHA-256 of the parts, each followed by a NUL so that ("ab", "c")
 /// and ("a", "bc") differ.
 std::string hashOf(std::initializer_list<llvm::StringRef> parts) {
@@ -62,8 +58,9 @@ llvm::Expected<std::string> findLinker() {
   for (const char *name : {"cc", "gcc", "clang", "c++"})
     if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name))
       return *path;
-  return makeError("no C compiler (cc, gcc, clang) on PATH to link cached "
-                   "kernels");
+  return llvm::createStringError(
+      "no C compiler (cc, gcc, clang) on PATH to link cached "
+      "kernels");
 }
 
 /// Writes `module`'s object code to `path`: compiled in memory and written
@@ -80,7 +77,7 @@ llvm::Error writeObject(const Halide::Module &module, const std::string &path) {
   rt::Status written =
       rt::writeFileAtomically(path, bytes.data(), bytes.size_in_bytes());
   if (!written.ok())
-    return makeError(written.message());
+    return llvm::createStringError(written.message());
   return llvm::Error::success();
 }
 
@@ -113,8 +110,9 @@ llvm::Error linkShared(const std::string &linker, const std::string &object,
   llvm::sys::fs::remove(object);
   if (rc != 0) {
     llvm::sys::fs::remove(so);
-    return makeError("linking " + so + " with " + linker + " failed" +
-                     (message.empty() ? "" : ": " + message));
+    return llvm::createStringError("linking " + so + " with " + linker +
+                                   " failed" +
+                                   (message.empty() ? "" : ": " + message));
   }
   return llvm::Error::success();
 }
@@ -123,8 +121,8 @@ llvm::Error linkShared(const std::string &linker, const std::string &object,
 llvm::Error publish(const std::string &temporary, const std::string &path) {
   if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
     llvm::sys::fs::remove(temporary);
-    return makeError("cannot rename " + temporary + " to " + path + ": " +
-                     ec.message());
+    return llvm::createStringError("cannot rename " + temporary + " to " +
+                                   path + ": " + ec.message());
   }
   return llvm::Error::success();
 }
@@ -176,15 +174,16 @@ const std::string &KernelDiskCache::folder() const { return impl->folder; }
 llvm::Expected<std::unique_ptr<KernelDiskCache>>
 KernelDiskCache::open(const std::string &dir, const Halide::Target &target) {
   if (dir.empty())
-    return makeError("no kernel cache folder: set XDG_CACHE_HOME or HOME, or "
-                     "pass --cache-dir");
+    return llvm::createStringError(
+        "no kernel cache folder: set XDG_CACHE_HOME or HOME, or "
+        "pass --cache-dir");
   auto impl = std::make_unique<Impl>();
   llvm::SmallString<256> folder(dir);
   llvm::sys::path::append(folder, "v1");
   impl->folder = std::string(folder);
   if (std::error_code ec = llvm::sys::fs::create_directories(impl->folder))
-    return makeError("cannot create the kernel cache folder " + impl->folder +
-                     ": " + ec.message());
+    return llvm::createStringError("cannot create the kernel cache folder " +
+                                   impl->folder + ": " + ec.message());
   llvm::Expected<std::string> linker = findLinker();
   if (!linker)
     return linker.takeError();
@@ -224,7 +223,7 @@ llvm::Error KernelDiskCache::Impl::loadRuntime() {
   }
   runtime = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!runtime)
-    return makeError("cannot load " + path + ": " + dlerror());
+    return llvm::createStringError("cannot load " + path + ": " + dlerror());
   using Handler = void (*)(void *, const char *);
   using SetHandler = Handler (*)(Handler);
   if (auto set = reinterpret_cast<SetHandler>(
@@ -239,11 +238,11 @@ KernelDiskCache::Impl::load(const std::string &path,
                             const std::string &symbol) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
-    return makeError("cannot load " + path + ": " + dlerror());
+    return llvm::createStringError("cannot load " + path + ": " + dlerror());
   void *fn = dlsym(handle, symbol.c_str());
   if (!fn) {
     dlclose(handle);
-    return makeError(path + " has no function " + symbol);
+    return llvm::createStringError(path + " has no function " + symbol);
   }
   std::lock_guard<std::mutex> lock(handlesMutex);
   handles.push_back(handle);

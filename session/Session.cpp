@@ -20,10 +20,6 @@ std::error_code DiagnosticsError::convertToErrorCode() const {
   return llvm::inconvertibleErrorCode();
 }
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 std::unique_ptr<mlir::MLIRContext> session::makeContext() {
   auto context = std::make_unique<mlir::MLIRContext>();
   context->loadDialect<mlir::tfc::TfcDialect, mlir::func::FuncDialect>();
@@ -42,9 +38,10 @@ parseOverrides(const std::vector<std::string> &sets) {
     if (eq != std::string::npos && eq > 0)
       value = parseOverrideValue(set.substr(eq + 1));
     if (!value)
-      return makeError("--set expects key=value with an int, float, bool or "
-                       "name as value, got '" +
-                       set + "'");
+      return llvm::createStringError(
+          "--set expects key=value with an int, float, bool or "
+          "name as value, got '" +
+          set + "'");
     overrides.emplace_back(set.substr(0, eq), *value);
   }
   return overrides;
@@ -80,10 +77,7 @@ session::openModel(const ModelSource &source, mlir::MLIRContext &context,
 }
 
 std::string session::pipelinePassList() {
-  std::string names;
-  for (llvm::StringRef name : defaultPipelinePassNames())
-    names += (names.empty() ? "" : ", ") + name.str();
-  return names;
+  return defaultPipelinePassList(", ");
 }
 
 llvm::Error session::optimize(Session &session,
@@ -91,8 +85,8 @@ llvm::Error session::optimize(Session &session,
                               FusionReport *report) {
   for (const std::string &name : settings.disabledPasses)
     if (!isPipelinePassName(name))
-      return makeError("--disable-pass: unknown pass '" + name +
-                       "' (passes: " + pipelinePassList() + ")");
+      return llvm::createStringError("--disable-pass: unknown pass '" + name +
+                                     "' (passes: " + pipelinePassList() + ")");
   if (settings.noFusion)
     return llvm::Error::success();
   PipelineOptions pipeline;
@@ -111,6 +105,7 @@ llvm::Error session::optimize(Session &session,
     return mlir::success();
   });
   if (mlir::failed(runDefaultPipeline(*session.model.module, pipeline, report)))
-    return makeError("the optimization pipeline failed" + os.str());
+    return llvm::createStringError("the optimization pipeline failed" +
+                                   os.str());
   return llvm::Error::success();
 }

@@ -76,8 +76,7 @@ int runAot(const AotCommandOptions &options, AotMode mode) {
   // The same pipeline as tfc run, so that compiled kernels are the JIT's.
   if (!session || !optimize(*session, options.model))
     return 1;
-  llvm::Expected<BuiltPlan> built =
-      buildPlan(*session->model.module, codegen::kernelSignature);
+  llvm::Expected<BuiltPlan> built = buildPlan(*session->model.module);
   if (!built) {
     llvm::errs() << "error: " << llvm::toString(built.takeError()) << "\n";
     return 1;

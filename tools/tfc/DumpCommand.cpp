@@ -94,8 +94,7 @@ bool ptxToFolder(const DumpOptions &options) {
 /// One section per kernel; stmt-html writes files instead.
 int dumpKernels(const DumpOptions &options, Session &session,
                 llvm::raw_ostream &os) {
-  llvm::Expected<BuiltPlan> built =
-      buildPlan(*session.model.module, codegen::kernelSignature);
+  llvm::Expected<BuiltPlan> built = buildPlan(*session.model.module);
   if (!built) {
     llvm::errs() << "error: " << llvm::toString(built.takeError()) << "\n";
     return 1;

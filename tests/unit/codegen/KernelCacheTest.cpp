@@ -4,6 +4,7 @@
 
 #include "codegen/KernelBuilder.h"
 #include "codegen/Parallel.h"
+#include "plan/KernelSignature.h"
 
 #include <atomic>
 
@@ -13,6 +14,7 @@
 
 using namespace tfc::test;
 using namespace tfc::codegen;
+using tfc::kernelSignature;
 
 namespace {
 

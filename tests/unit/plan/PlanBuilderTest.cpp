@@ -216,7 +216,7 @@ TEST_F(PlanBuilderTest, KernelsAreSharedAcrossLayersAndEntries) {
     EXPECT_TRUE(identifier.match(k.name)) << k.name;
     EXPECT_TRUE(names.insert(k.name).second);
     EXPECT_TRUE(signatures.insert(k.signature).second);
-    EXPECT_EQ(defaultKernelSignature(b2.kernelOps[i]), k.signature);
+    EXPECT_EQ(kernelSignature(b2.kernelOps[i]), k.signature);
     EXPECT_EQ(k.numInputs,
               static_cast<int32_t>(b2.kernelOps[i]->getNumOperands()));
     EXPECT_EQ(k.signature.find("loc("), std::string::npos) << k.signature;
