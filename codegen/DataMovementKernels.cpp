@@ -149,7 +149,19 @@ llvm::Expected<Func> buildConcat(KernelContext &ctx, ConcatOp op,
   for (int k = static_cast<int>(ctx.inputs.size()) - 1; k >= 0; --k) {
     const TensorInput &in = ctx.inputs[k];
     std::vector<Expr> idx = asExprs(vars);
-    idx[axis] = clamp(i - offsets[k], 0, in.extent(axis) - 1);
+    Expr extent = in.extent(axis);
+    idx[axis] = clamp(i - offsets[k], 0, extent - 1);
+    if (!in.staticExtent(axis)) {
+      // A dynamic part may be empty (an empty KV cache, past = 0): then it
+      // is never selected, but select reads both sides. It is read at its
+      // first element (every runtime buffer has one allocated), and bounds
+      // inference is told that the part needs [0, extent - 1], nothing when
+      // it is empty.
+      Expr empty = extent == 0;
+      for (Expr &e : idx)
+        e = select(empty, 0, e);
+      idx[axis] = unsafe_promise_clamped(idx[axis], 0, extent - 1);
+    }
     Expr v = in.at(idx);
     value = value.defined() ? select(i < offsets[k + 1], v, value) : v;
   }
