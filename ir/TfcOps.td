@@ -716,4 +716,8 @@ def Tfc_CausalMaskOp : Tfc_InferOp<"causal_mask"> {
 // of ShapeInference.cpp.
 include "ir/TfcFusedOps.td"
 
+// Key/value cache ops (tfc.kv_append, tfc.kv_stack), created only by the
+// kv-cache pass; their `inferShape` functions are in CacheOps.cpp.
+include "ir/TfcCacheOps.td"
+
 #endif // TFC_IR_TFCOPS_TD

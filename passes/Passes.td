@@ -136,4 +136,21 @@ def WeightLayout : Pass<"weight-layout", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
 
+def KvCache : Pass<"kv-cache"> {
+  let summary = "stack(concat(past[i], new_i)) -> in-place tfc.kv_append/kv_stack";
+  let description = [{
+    Finds the key/value cache growth of a decoder entry: an entry result
+    `present = stack([concat([past[i], new_i], axis) for i in 0..layers], 0)`
+    (as the frontend spells it: `tfc.concat` on axis 0 of leading-1
+    `tfc.reshape`s of the per-layer concats, `past[i]` a `tfc.slice` of
+    layer i plus a `tfc.reshape` that drops the layer axis) where `past` is an
+    argument of the entry (a `func.func` in the op the pass runs on). Each
+    per-layer concat becomes `tfc.kv_append past, new_i {layer = i}` and the stack `tfc.kv_stack past, ...`, which tells
+    the runtime that the result is `past` grown in place (the plan records
+    the output as an alias of the input; see docs/generation.md). Each
+    argument is grown at most once; anything else is left alone.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 #endif // TFC_PASSES_TD

@@ -37,6 +37,7 @@ const Step kSteps[] = {
     {createFuseAddLayerNorm},
     {createFuseBiasActivation},
     {createMergeQKV},
+    {createKvCache},
     {createTfcSimplify, "canonicalize"},
     {createCSEPass},
     {createDeadCodeElimination},

@@ -190,6 +190,9 @@ private:
   func::FuncOp func;
   llvm::DenseMap<Value, int32_t> ids;
   llvm::StringMap<int32_t> symbolByName;
+  /// The PlanEntry::caches index of each cache argument and of each
+  /// tfc.kv_stack result (set as an output by addReturn).
+  llvm::DenseMap<Value, int32_t> cacheOf;
 
   std::string symbolsString(const SymShape &shape) const {
     rt::PlanValue v;
@@ -217,6 +220,7 @@ private:
   llvm::Error addParam(Operation *op);
   llvm::Error addConstant(Operation *op);
   llvm::Error addStep(Operation *op);
+  llvm::Error addCacheStep(Operation *op);
   llvm::Error addReturn(func::ReturnOp ret);
   void computeReleases();
 
@@ -804,6 +808,56 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   return llvm::Error::success();
 }
 
+/// tfc.kv_append / tfc.kv_stack (ir/TfcCacheOps.td): steps without a kernel
+/// that grow cache `cacheOf[arg]` in place. The cache is created by the
+/// first append to an argument; a cache that no entry output returns is an
+/// error in addReturn's caller (build).
+llvm::Error EntryBuilder::addCacheStep(Operation *op) {
+  auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+  if (!arg || !ids.count(arg))
+    return makeError(opWhere(op) + ": the cache must be an entry input");
+  for (Value v : op->getOperands())
+    if (!ids.count(v))
+      return makeError(opWhere(op) + ": an operand is not defined before it "
+                                     "in the entry");
+  auto append = dyn_cast<mlir::tfc::KvAppendOp>(op);
+  auto stack = dyn_cast<mlir::tfc::KvStackOp>(op);
+  int32_t axis = static_cast<int32_t>(append ? append.getAxis()
+                                             : stack.getAxis());
+  auto [it, inserted] = cacheOf.try_emplace(
+      arg, static_cast<int32_t>(entry.caches.size()));
+  if (inserted)
+    entry.caches.push_back({static_cast<int32_t>(arg.getArgNumber()), -1,
+                            axis});
+  rt::PlanStep step;
+  step.kernel = -1;
+  step.cache = it->second;
+  const SymShape &cache = shapeOf(arg);
+  SymShape shape;
+  if (append) {
+    step.op = rt::PlanStep::Op::CacheAppend;
+    step.layer = static_cast<int32_t>(append.getLayer());
+    shape.assign(cache.begin() + 1, cache.end());
+    shape[axis - 1] =
+        add(cache[axis], shapeOf(append.getNewPositions())[axis - 1]);
+  } else {
+    step.op = rt::PlanStep::Op::CacheStack;
+    shape = shapeOf(stack.getAppended().front());
+    shape.insert(shape.begin(), cache[0]);
+  }
+  for (Value v : op->getOperands())
+    step.inputs.push_back(ids.lookup(v));
+  rt::PlanValue value;
+  value.dtype = rt::DType::F32;
+  value.shape = std::move(shape);
+  step.outputs.push_back(addValue(op->getResult(0), value));
+  if (stack)
+    cacheOf[op->getResult(0)] = it->second;
+  step.location = locationString(op->getLoc());
+  entry.steps.push_back(std::move(step));
+  return llvm::Error::success();
+}
+
 /// Parses a declared result dim: "past + seq", "2*seq - 1", "512". Unknown
 /// symbols or other syntax give nullopt (the declaration is then not
 /// checked).
@@ -874,6 +928,11 @@ llvm::Error EntryBuilder::addReturn(func::ReturnOp ret) {
                          symbolsString(shape));
       }
     }
+    auto cache = cacheOf.find(v);
+    if (cache != cacheOf.end() && !isa<BlockArgument>(v) &&
+        entry.caches[static_cast<size_t>(cache->second)].output < 0)
+      entry.caches[static_cast<size_t>(cache->second)].output =
+          static_cast<int32_t>(entry.outputs.size());
     entry.outputs.push_back(ids.lookup(v));
     entry.outputNames.push_back(name);
   }
@@ -917,6 +976,8 @@ llvm::Error EntryBuilder::build() {
       return addParam(&op);
     if (name == "tfc.constant")
       return addConstant(&op);
+    if (isa<mlir::tfc::KvAppendOp, mlir::tfc::KvStackOp>(op))
+      return addCacheStep(&op);
     if (name.starts_with("tfc.") && op.getNumRegions() == 0)
       return addStep(&op);
     return makeError(opWhere(&op) + ": only tfc ops can be compiled");
@@ -924,6 +985,11 @@ llvm::Error EntryBuilder::build() {
   for (Operation &op : func.getBody().front())
     if (llvm::Error e = addOp(op))
       return e;
+  for (const rt::PlanCache &c : entry.caches)
+    if (c.output < 0)
+      return makeError("entry '" + entry.name + "': the cache grown from "
+                       "input '" + entry.inputNames[static_cast<size_t>(
+                           c.input)] + "' is not returned (tfc.kv_stack)");
   computeReleases();
   return llvm::Error::success();
 }

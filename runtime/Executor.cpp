@@ -114,6 +114,14 @@ struct BoundBuffer {
     dims.assign(tensor.rank(), halide_dimension_t());
     return describeTensor(tensor, buffer, dims.data());
   }
+
+  /// A window of `base` (describeWindow); `tensor` keeps base alive.
+  Status bindWindow(Tensor base, const std::vector<int64_t> &offsets,
+                    const Shape &shape) {
+    tensor = std::move(base);
+    dims.assign(shape.size(), halide_dimension_t());
+    return describeWindow(tensor, offsets, shape, buffer, dims.data());
+  }
 };
 
 /// Blocks for temps, reused across steps and runs. Shared (shared_ptr) by
@@ -274,9 +282,11 @@ Expected<Executor> Executor::create(const Plan &plan,
   for (const PlanEntry &entry : plan.entries) {
     bool runnable = true;
     for (const PlanStep &step : entry.steps)
-      runnable = runnable && step.kernel >= 0 &&
-                 static_cast<size_t>(step.kernel) < kernels.size() &&
-                 kernels[static_cast<size_t>(step.kernel)];
+      runnable = runnable && (step.op != PlanStep::Op::Kernel ||
+                              (step.kernel >= 0 &&
+                               static_cast<size_t>(step.kernel) <
+                                   kernels.size() &&
+                               kernels[static_cast<size_t>(step.kernel)]));
     impl->runnable.push_back(runnable);
     anyRunnable = anyRunnable || runnable;
   }
@@ -806,11 +816,135 @@ Status checkInputs(const PlanEntry &entry, const std::vector<Tensor> &inputs) {
 }
 
 //===----------------------------------------------------------------------===//
+// Key/value caches grown in place (KvCache.h)
+//===----------------------------------------------------------------------===//
+
+/// `inputs` with each cache input replaced by a tensor shaped like the
+/// filled prefix of its buffer, for the input checks (which read shapes
+/// only; the kernels get a strided window of the buffer).
+static Expected<std::vector<Tensor>>
+withCacheShapes(const PlanEntry &entry, std::vector<Tensor> inputs,
+                const KvCache &cache) {
+  if (cache.buffers.size() != entry.caches.size())
+    return Status::error("the KV cache has " +
+                         std::to_string(cache.buffers.size()) +
+                         " buffers, the entry grows " +
+                         std::to_string(entry.caches.size()));
+  if (cache.length < 0 || cache.length > cache.capacity)
+    return Status::error("the KV cache holds " + std::to_string(cache.length) +
+                         " positions but has room for " +
+                         std::to_string(cache.capacity));
+  if (inputs.size() != entry.inputs.size())
+    return inputs; // The input checks say what is wrong.
+  for (size_t c = 0; c < entry.caches.size(); ++c) {
+    const PlanCache &info = entry.caches[c];
+    const Tensor &buffer = cache.buffers[c];
+    const size_t axis = static_cast<size_t>(info.axis);
+    if (buffer.isNull() || buffer.rank() <= axis ||
+        buffer.dim(axis) != cache.capacity)
+      return Status::error(
+          "KV cache buffer " + std::to_string(c) + " (" +
+          (buffer.isNull() ? "null" : buffer.typeString()) +
+          ") does not have the capacity " + std::to_string(cache.capacity) +
+          " on axis " + std::to_string(axis));
+    Shape shape = buffer.shape();
+    shape[axis] = cache.length;
+    auto keep = std::make_shared<Tensor>(buffer);
+    Expected<Tensor> prefix =
+        Tensor::borrow(buffer.dtype(), shape, keep->data(), keep);
+    if (!prefix)
+      return prefix.status();
+    inputs[static_cast<size_t>(info.input)] = prefix.take();
+  }
+  return inputs;
+}
+
+/// Fails unless every cache output of this run fits in `cache`.
+static Status checkCapacity(const PlanEntry &entry,
+                            const std::vector<Shape> &shapes,
+                            const KvCache &cache) {
+  for (const PlanCache &info : entry.caches) {
+    size_t out = static_cast<size_t>(
+        entry.outputs[static_cast<size_t>(info.output)]);
+    int64_t needed = shapes[out][static_cast<size_t>(info.axis)];
+    if (needed > cache.capacity)
+      return Status::error(
+          "output '" + entry.outputNames[static_cast<size_t>(info.output)] +
+          "' needs " + std::to_string(needed) +
+          " positions, but the KV cache has room for " +
+          std::to_string(cache.capacity));
+  }
+  return Status::success();
+}
+
+/// A cache of exactly the grown length holding copies of the given cache
+/// inputs: run() without a KvCache.
+static Expected<KvCache> copyIntoCache(const PlanEntry &entry,
+                                       const std::vector<Tensor> &inputs,
+                                       const std::vector<Shape> &shapes) {
+  std::vector<Tensor> past;
+  for (const PlanCache &info : entry.caches)
+    past.push_back(inputs[static_cast<size_t>(info.input)]);
+  const PlanCache &first = entry.caches.front();
+  int64_t grown = shapes[static_cast<size_t>(
+      entry.outputs[static_cast<size_t>(first.output)])]
+                        [static_cast<size_t>(first.axis)];
+  return createKvCache(entry, past, grown);
+}
+
+/// A CacheAppend step writes its new positions into layer `step.layer` of
+/// the cache's buffer after the `length` filled ones; its output is that
+/// layer's window [0, length + new). A CacheStack step's output is the
+/// whole grown cache. Neither copies the cache.
+static Status runCacheStep(const PlanEntry &entry, const PlanStep &step,
+                           KvCache &cache, const std::vector<Shape> &shapes,
+                           RunState &state) {
+  const PlanCache &info = entry.caches[static_cast<size_t>(step.cache)];
+  Tensor &buffer = cache.buffers[static_cast<size_t>(step.cache)];
+  std::vector<int64_t> offsets(buffer.rank(), 0);
+  if (step.op == PlanStep::Op::CacheAppend) {
+    size_t fresh = static_cast<size_t>(step.inputs[1]);
+    halide_buffer_t *source = state.buffers[fresh];
+    if (source->device_dirty()) {
+      if (!state.options.copyToHost ||
+          state.options.copyToHost(nullptr, source) != 0)
+        return Status::error("could not copy the new positions to the host");
+    }
+    offsets[0] = step.layer;
+    offsets[static_cast<size_t>(info.axis)] = cache.length;
+    BoundBuffer window;
+    TFC_RT_RETURN_IF_ERROR(
+        window.bindWindow(buffer, offsets, shapes[fresh]));
+    TFC_RT_RETURN_IF_ERROR(copyBuffer(*source, window.buffer));
+    offsets[static_cast<size_t>(info.axis)] = 0;
+  }
+  size_t out = static_cast<size_t>(step.outputs[0]);
+  auto bound = std::make_unique<BoundBuffer>();
+  TFC_RT_RETURN_IF_ERROR(bound->bindWindow(buffer, offsets, shapes[out]));
+  bound->buffer.set_host_dirty(true);
+  state.buffers[out] = &bound->buffer;
+  state.owned[out] = std::move(bound);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
 
 Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
                                             const std::vector<Tensor> &inputs) {
+  return runEntry(entryName, inputs, nullptr);
+}
+
+Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
+                                            const std::vector<Tensor> &inputs,
+                                            KvCache &cache) {
+  return runEntry(entryName, inputs, &cache);
+}
+
+Expected<std::vector<Tensor>>
+Executor::runEntry(const std::string &entryName,
+                   const std::vector<Tensor> &inputs, KvCache *cache) {
   const Plan &plan = impl->plan;
   impl->stats = RunStats();
   const PlanEntry *found = plan.findEntry(entryName);
@@ -829,9 +963,19 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
     return fail("its kernels were not compiled (the executor was created "
                 "for other entries)");
 
-  // (1) Inputs, (2) index and dim checks, then shapes.
+  // (1) Inputs, (2) index and dim checks, then shapes. A KvCache gives the
+  // cache inputs (their shapes here, their bytes below).
+  std::vector<Tensor> cacheShaped;
+  if (cache && !entry.caches.empty()) {
+    Expected<std::vector<Tensor>> shaped =
+        withCacheShapes(entry, inputs, *cache);
+    if (!shaped)
+      return fail(shaped.message());
+    cacheShaped = shaped.take();
+  }
   InputChecker checker(entry);
-  TFC_RT_RETURN_IF_ERROR(checkEntryInputs(entry, inputs, checker));
+  TFC_RT_RETURN_IF_ERROR(checkEntryInputs(
+      entry, cacheShaped.empty() ? inputs : cacheShaped, checker));
   const std::vector<int64_t> &symbols = checker.symbols;
   std::vector<Shape> shapes(entry.values.size());
   for (size_t id = 0; id < entry.values.size(); ++id) {
@@ -849,6 +993,21 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
     }
   }
 
+  // Without a KvCache, the cache inputs are copied once into one of exactly
+  // the grown length, which the cache outputs then are.
+  KvCache ownCache;
+  const bool ownsCache = !entry.caches.empty() && !cache;
+  if (ownsCache) {
+    Expected<KvCache> made = copyIntoCache(entry, checker.converted, shapes);
+    if (!made)
+      return made.status();
+    ownCache = made.take();
+    cache = &ownCache;
+  }
+  if (!entry.caches.empty())
+    if (Status s = checkCapacity(entry, shapes, *cache); !s.ok())
+      return fail(s.message());
+
   // (3) Steps.
   RunStats &stats = impl->stats;
   size_t liveTempBytes = 0;
@@ -856,10 +1015,14 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
   for (size_t i = 0; i < entry.inputs.size(); ++i) {
     size_t id = static_cast<size_t>(entry.inputs[i]);
     auto bound = std::make_unique<BoundBuffer>();
-    TFC_RT_RETURN_IF_ERROR(bound->bind(checker.converted[i])
-                               .withContext("entry '" + entry.name +
-                                            "': input '" + entry.inputNames[i] +
-                                            "'"));
+    int c = entry.cacheOfInput(static_cast<int>(i));
+    Status bound_ =
+        c < 0 ? bound->bind(checker.converted[i])
+              : bound->bindWindow(cache->buffers[static_cast<size_t>(c)],
+                                  std::vector<int64_t>(shapes[id].size(), 0),
+                                  shapes[id]);
+    TFC_RT_RETURN_IF_ERROR(bound_.withContext(
+        "entry '" + entry.name + "': input '" + entry.inputNames[i] + "'"));
     bound->buffer.set_host_dirty(true);
     state.buffers[id] = &bound->buffer;
     state.owned[id] = std::move(bound);
@@ -909,6 +1072,15 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
       // Computed once, in the prologue; never released. It counts as a
       // step of the run (RunStats::steps: the plan's steps carried out).
       ++stats.steps;
+      continue;
+    }
+    if (step.op != PlanStep::Op::Kernel) {
+      Status s = runCacheStep(entry, step, *cache, shapes, state);
+      if (!s.ok())
+        return fail(s.message());
+      ++stats.steps;
+      for (int32_t id : step.release)
+        releaseValue(static_cast<size_t>(id));
       continue;
     }
     const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
@@ -1010,6 +1182,13 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < entry.outputs.size(); ++i) {
     size_t id = static_cast<size_t>(entry.outputs[i]);
+    if (int c = entry.cacheOfOutput(static_cast<int>(i)); c >= 0) {
+      // The cache itself: the caller's KvCache holds it; a cache of exactly
+      // the grown length is the contiguous tensor.
+      outputs.push_back(ownsCache ? ownCache.buffers[static_cast<size_t>(c)]
+                                  : Tensor());
+      continue;
+    }
     halide_buffer_t *buffer = state.buffers[id];
     if (buffer->device_dirty()) {
       if (!impl->options.copyToHost)
@@ -1043,6 +1222,12 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
     if (!copy)
       return fail("output '" + entry.outputNames[i] + "': " + copy.message());
     outputs.push_back(copy.take());
+  }
+  if (!entry.caches.empty() && !ownsCache) {
+    const PlanCache &first = entry.caches.front();
+    cache->length = shapes[static_cast<size_t>(
+        entry.outputs[static_cast<size_t>(first.output)])]
+                          [static_cast<size_t>(first.axis)];
   }
   return outputs;
 }

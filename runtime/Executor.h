@@ -24,6 +24,7 @@
 #ifndef TFC_RUNTIME_EXECUTOR_H
 #define TFC_RUNTIME_EXECUTOR_H
 
+#include "runtime/KvCache.h"
 #include "runtime/Plan.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
@@ -119,6 +120,19 @@ public:
   Expected<std::vector<Tensor>> run(const std::string &entry,
                                     const std::vector<Tensor> &inputs);
 
+  /// Runs an entry that grows key/value caches in place (PlanEntry::caches)
+  /// on `cache` (createKvCache): its cache inputs are the first
+  /// `cache.length` positions of `cache.buffers` (the tensors given for them
+  /// in `inputs` are ignored; pass null ones), the new positions are written
+  /// after them, and on success `cache.length` grows by them. The cache
+  /// outputs are returned as null tensors: `cache` holds them. Fails,
+  /// before running anything, when the new positions do not fit in
+  /// `cache.capacity`. run() without a cache copies the given cache inputs
+  /// once into a cache of exactly the grown length and returns it.
+  Expected<std::vector<Tensor>> run(const std::string &entry,
+                                    const std::vector<Tensor> &inputs,
+                                    KvCache &cache);
+
   const Plan &plan() const;
 
   /// Statistics of the last successful or failed run.
@@ -127,6 +141,9 @@ public:
 private:
   struct Impl;
   explicit Executor(std::unique_ptr<Impl> impl);
+  Expected<std::vector<Tensor>> runEntry(const std::string &entry,
+                                         const std::vector<Tensor> &inputs,
+                                         KvCache *cache);
   std::unique_ptr<Impl> impl;
 };
 

@@ -71,6 +71,18 @@ Expected<const float *> lastRow(const Tensor &logits, int64_t &vocab) {
   return logits.dataAs<float>() + (logits.numElements() - vocab);
 }
 
+/// The decode entry's KvCache (when it grows its caches in place), made
+/// from prefill's cache outputs with room for the whole generation.
+Expected<KvCache> cacheFromPrefill(const Entries &e,
+                                   const std::vector<Tensor> &prefillOutputs,
+                                   int64_t capacity) {
+  std::vector<Tensor> past;
+  for (const PlanCache &c : e.decode->caches)
+    past.push_back(prefillOutputs[static_cast<size_t>(
+        e.fromPrefill[static_cast<size_t>(c.input - 1)])]);
+  return createKvCache(*e.decode, past, capacity);
+}
+
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -158,6 +170,10 @@ Expected<GenerationResult> generate(Executor &executor,
       executor.run(entries->prefill->name, {ids.take()});
   const std::vector<int> *wiring = &entries->fromPrefill;
   int logitsIndex = entries->prefillLogits;
+  // Decode entries that grow their caches in place run on one KvCache for
+  // the whole generation; others take the previous step's outputs.
+  const bool inPlace = !entries->decode->caches.empty();
+  KvCache cache;
   for (;;) {
     if (!outputs)
       return outputs.status();
@@ -192,9 +208,22 @@ Expected<GenerationResult> generate(Executor &executor,
     if (!token)
       return token.status();
     inputs.push_back(token.take());
-    for (int out : *wiring)
-      inputs.push_back(std::move((*outputs)[static_cast<size_t>(out)]));
-    outputs = executor.run(entries->decode->name, inputs);
+    if (inPlace) {
+      if (result.decodeSteps == 0) {
+        Expected<KvCache> made = cacheFromPrefill(
+            *entries, *outputs,
+            static_cast<int64_t>(prompt.size()) + options.maxNewTokens);
+        if (!made)
+          return made.status();
+        cache = made.take();
+      }
+      inputs.resize(entries->decode->inputs.size());
+      outputs = executor.run(entries->decode->name, inputs, cache);
+    } else {
+      for (int out : *wiring)
+        inputs.push_back(std::move((*outputs)[static_cast<size_t>(out)]));
+      outputs = executor.run(entries->decode->name, inputs);
+    }
     wiring = &entries->fromDecode;
     logitsIndex = entries->decodeLogits;
     ++result.decodeSteps;

@@ -42,6 +42,20 @@ int PlanEntry::outputIndex(const std::string &name) const {
   return positionOf(outputNames, name);
 }
 
+int PlanEntry::cacheOfInput(int position) const {
+  for (size_t c = 0; c < caches.size(); ++c)
+    if (caches[c].input == position)
+      return static_cast<int>(c);
+  return -1;
+}
+
+int PlanEntry::cacheOfOutput(int position) const {
+  for (size_t c = 0; c < caches.size(); ++c)
+    if (caches[c].output == position)
+      return static_cast<int>(c);
+  return -1;
+}
+
 int64_t PlanEntry::symbolBound(const std::string &name) const {
   for (const SymbolSource &s : symbols)
     if (s.name == name)
@@ -240,6 +254,75 @@ private:
     return Status::success();
   }
 
+  Status verifyKernelArity(const PlanKernel &k, const PlanStep &step,
+                           const std::string &where) const {
+    if (step.inputs.size() == static_cast<size_t>(k.numInputs) &&
+        step.outputs.size() == static_cast<size_t>(k.numOutputs))
+      return Status::success();
+    return Status::error(where + ": kernel '" + k.name + "' takes " +
+                         std::to_string(k.numInputs) + " inputs and " +
+                         std::to_string(k.numOutputs) +
+                         " outputs, the step has " +
+                         std::to_string(step.inputs.size()) + " and " +
+                         std::to_string(step.outputs.size()));
+  }
+
+  /// A cache is an f32 input, returned as an output of its type except
+  /// the positions axis.
+  Status verifyCaches() const {
+    for (size_t c = 0; c < entry.caches.size(); ++c) {
+      const PlanCache &cache = entry.caches[c];
+      std::string where = "cache " + std::to_string(c);
+      if (cache.input < 0 ||
+          static_cast<size_t>(cache.input) >= entry.inputs.size() ||
+          cache.output < 0 ||
+          static_cast<size_t>(cache.output) >= entry.outputs.size())
+        return Status::error(where + ": input or output out of range");
+      const PlanValue &in = entry.values[static_cast<size_t>(
+          entry.inputs[static_cast<size_t>(cache.input)])];
+      int32_t out = entry.outputs[static_cast<size_t>(cache.output)];
+      if (!validId(out))
+        return Status::error(where + ": output value out of range");
+      const PlanValue &o = entry.values[static_cast<size_t>(out)];
+      if (in.dtype != DType::F32 || o.dtype != DType::F32 ||
+          in.shape.size() != o.shape.size() || cache.axis < 1 ||
+          static_cast<size_t>(cache.axis) >= in.shape.size() ||
+          !in.shape[0].isStatic())
+        return Status::error(where + ": input '" +
+                             entry.inputNames[static_cast<size_t>(
+                                 cache.input)] +
+                             "' and its output are not an f32 cache "
+                             "[layers, ...] with positions on axis " +
+                             std::to_string(cache.axis));
+      for (size_t d = 0; d < in.shape.size(); ++d)
+        if (d != static_cast<size_t>(cache.axis) && !(in.shape[d] == o.shape[d]))
+          return Status::error(where + ": output differs from the input in "
+                                       "dim " + std::to_string(d));
+    }
+    return Status::success();
+  }
+
+  /// A cache step reads its cache's input first; CacheAppend names a layer
+  /// of it and reads one more value, CacheStack reads one per layer.
+  Status verifyCacheStep(const PlanStep &step,
+                         const std::string &where) const {
+    if (step.kernel != -1 || step.cache < 0 ||
+        static_cast<size_t>(step.cache) >= entry.caches.size())
+      return Status::error(where + ": cache step without a cache");
+    const PlanCache &cache = entry.caches[static_cast<size_t>(step.cache)];
+    const PlanValue &in = entry.values[static_cast<size_t>(
+        entry.inputs[static_cast<size_t>(cache.input)])];
+    int64_t layers = in.shape[0].constant;
+    bool append = step.op == PlanStep::Op::CacheAppend;
+    size_t numInputs = append ? 2 : static_cast<size_t>(layers) + 1;
+    if (step.inputs.size() != numInputs || step.outputs.size() != 1 ||
+        step.inputs[0] != entry.inputs[static_cast<size_t>(cache.input)] ||
+        (append && (step.layer < 0 || step.layer >= layers)))
+      return Status::error(where + ": malformed cache step for cache " +
+                           std::to_string(step.cache));
+    return Status::success();
+  }
+
   Status verifyImpl() {
     if (entry.name.empty())
       return Status::error("an entry has no name");
@@ -263,6 +346,7 @@ private:
     }
     for (size_t id = 0; id < entry.values.size(); ++id)
       TFC_RT_RETURN_IF_ERROR(verifyValue(id));
+    TFC_RT_RETURN_IF_ERROR(verifyCaches());
 
     for (size_t i = 0; i < entry.symbols.size(); ++i) {
       const SymbolSource &s = entry.symbols[i];
@@ -316,19 +400,15 @@ private:
     for (size_t si = 0; si < entry.steps.size(); ++si) {
       const PlanStep &step = entry.steps[si];
       std::string where = "step " + std::to_string(si);
-      if (step.kernel < 0 ||
+      if (step.op != PlanStep::Op::Kernel) {
+        TFC_RT_RETURN_IF_ERROR(verifyCacheStep(step, where));
+      } else if (step.kernel < 0 ||
           static_cast<size_t>(step.kernel) >= plan.kernels.size())
         return Status::error(where + ": kernel " + std::to_string(step.kernel) +
                              " is out of range");
-      const PlanKernel &k = plan.kernels[static_cast<size_t>(step.kernel)];
-      if (step.inputs.size() != static_cast<size_t>(k.numInputs) ||
-          step.outputs.size() != static_cast<size_t>(k.numOutputs))
-        return Status::error(where + ": kernel '" + k.name + "' takes " +
-                             std::to_string(k.numInputs) + " inputs and " +
-                             std::to_string(k.numOutputs) +
-                             " outputs, the step has " +
-                             std::to_string(step.inputs.size()) + " and " +
-                             std::to_string(step.outputs.size()));
+      else
+        TFC_RT_RETURN_IF_ERROR(verifyKernelArity(
+            plan.kernels[static_cast<size_t>(step.kernel)], step, where));
       for (int32_t id : step.inputs)
         if (!validId(id) || !defined[static_cast<size_t>(id)])
           return Status::error(where + ": reads value " + std::to_string(id) +
@@ -489,7 +569,7 @@ static bool base64Decode(const std::string &text, std::vector<uint8_t> &out) {
 //               "steps": [{"kernel", "inputs", "outputs", "release",
 //                          "location"}]}]}
 
-static constexpr int kPlanFormatVersion = 1;
+static constexpr int kPlanFormatVersion = 2;
 
 static json dimToJson(const DimExpr &dim) {
   if (dim.isStatic())
@@ -595,11 +675,19 @@ Expected<std::string> serializePlan(const Plan &plan) {
     json steps = json::array();
     for (const PlanStep &s : e.steps)
       steps.push_back({{"kernel", s.kernel},
+                       {"op", static_cast<int>(s.op)},
+                       {"cache", s.cache},
+                       {"layer", s.layer},
                        {"inputs", idsToJson(s.inputs)},
                        {"outputs", idsToJson(s.outputs)},
                        {"release", idsToJson(s.release)},
                        {"location", s.location}});
     entry["steps"] = std::move(steps);
+    json caches = json::array();
+    for (const PlanCache &c : e.caches)
+      caches.push_back(
+          {{"input", c.input}, {"output", c.output}, {"axis", c.axis}});
+    entry["caches"] = std::move(caches);
     entries.push_back(std::move(entry));
   }
   root["entries"] = std::move(entries);
@@ -881,13 +969,33 @@ static bool readEntry(Reader &r, const json &e, const std::string &path,
     const json &s = (*steps)[i];
     std::string p = path + ".steps[" + std::to_string(i) + "]";
     PlanStep step;
+    int32_t op = 0;
     if (!r.readI32(s, p, "kernel", step.kernel) ||
+        !r.readI32(s, p, "op", op) || !r.readI32(s, p, "cache", step.cache) ||
+        !r.readI32(s, p, "layer", step.layer) ||
         !r.readIds(s, p, "inputs", step.inputs) ||
         !r.readIds(s, p, "outputs", step.outputs) ||
         !r.readIds(s, p, "release", step.release) ||
         !r.readString(s, p, "location", step.location))
       return false;
+    if (op < 0 || op > static_cast<int32_t>(PlanStep::Op::CacheStack))
+      return r.fail(p + ".op", "unknown step op " + std::to_string(op));
+    step.op = static_cast<PlanStep::Op>(op);
     entry.steps.push_back(std::move(step));
+  }
+
+  const json *caches = r.array(e, path, "caches");
+  if (!caches)
+    return false;
+  for (size_t i = 0; i < caches->size(); ++i) {
+    const json &c = (*caches)[i];
+    std::string p = path + ".caches[" + std::to_string(i) + "]";
+    PlanCache cache;
+    if (!r.readI32(c, p, "input", cache.input) ||
+        !r.readI32(c, p, "output", cache.output) ||
+        !r.readI32(c, p, "axis", cache.axis))
+      return false;
+    entry.caches.push_back(cache);
   }
   return true;
 }

@@ -66,7 +66,7 @@ struct PlanValue {
 };
 
 struct PlanStep {
-  /// Index into Plan::kernels.
+  /// Index into Plan::kernels (Kernel steps), -1 for cache steps.
   int32_t kernel = 0;
   std::vector<int32_t> inputs;  // value ids
   std::vector<int32_t> outputs; // value ids (Temp)
@@ -74,6 +74,21 @@ struct PlanStep {
   std::vector<int32_t> release;
   /// The .tfm location of the op ("gpt2-arch.tfm:52:9"), for errors.
   std::string location;
+
+  /// What the step does. `Kernel`: calls Plan::kernels[kernel]. The cache
+  /// ops have no kernel: the executor grows cache `cache` of the entry
+  /// (PlanEntry::caches) in place. `CacheAppend` (IR tfc.kv_append; inputs:
+  /// the cache input, the new positions) writes the new positions of layer
+  /// `layer` into the cache's buffer after the cached ones; its output is a
+  /// view of that layer, cached and new positions. `CacheStack`
+  /// (tfc.kv_stack; inputs: the cache input, then every layer's CacheAppend
+  /// output in layer order) outputs a view of the whole grown cache.
+  enum class Op : uint8_t { Kernel, CacheAppend, CacheStack };
+  Op op = Op::Kernel;
+  /// Cache steps: the index into PlanEntry::caches and, for CacheAppend,
+  /// the layer (the index on the cache's axis 0).
+  int32_t cache = -1;
+  int32_t layer = 0;
 };
 
 /// Integer inputs used as indices (token ids into an embedding table) must
@@ -92,6 +107,18 @@ struct DimCheck {
   std::string what;
 };
 
+/// An entry output that is an entry input grown in place: a key/value cache
+/// (IR: an entry returns tfc.kv_stack of an argument). Output `output` is
+/// input `input` with more positions on `axis`; the cache steps of the
+/// entry write them. The executor runs such an entry on a KvCache, a buffer
+/// allocated once with room for `capacity` positions, or copies a plain
+/// `input` tensor into one first (runtime/KvCache.h).
+struct PlanCache {
+  int32_t input = 0;  // position in PlanEntry::inputs
+  int32_t output = 0; // position in PlanEntry::outputs
+  int32_t axis = 0;   // the positions; axis 0 is the layer
+};
+
 struct PlanEntry {
   std::string name;
   std::vector<IndexCheck> indexChecks;
@@ -103,6 +130,12 @@ struct PlanEntry {
   std::vector<std::string> outputNames;
   std::vector<SymbolSource> symbols;
   std::vector<PlanStep> steps;
+  std::vector<PlanCache> caches;
+
+  /// The index into `caches` of the cache that input / output `position`
+  /// is, or -1.
+  int cacheOfInput(int position) const;
+  int cacheOfOutput(int position) const;
 
   /// The position of input / output `name`, or -1.
   int inputIndex(const std::string &name) const;

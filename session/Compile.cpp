@@ -72,7 +72,8 @@ static std::vector<size_t> kernelsOf(const rt::Plan &plan,
     if (!wanted)
       continue;
     for (const rt::PlanStep &step : entry.steps)
-      if (seen.insert(static_cast<size_t>(step.kernel)).second)
+      if (step.op == rt::PlanStep::Op::Kernel &&
+          seen.insert(static_cast<size_t>(step.kernel)).second)
         order.push_back(static_cast<size_t>(step.kernel));
   }
   return order;

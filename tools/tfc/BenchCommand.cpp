@@ -422,6 +422,10 @@ struct Bench {
   const rt::PlanEntry *entry = nullptr;
   std::vector<rt::Tensor> inputs;
   std::optional<rt::Executor> executor;
+  /// For an entry that grows key/value caches in place: a cache with room
+  /// for one step, reset to `cachedPositions` before each run (makeCache).
+  std::optional<rt::KvCache> cache;
+  int64_t cachedPositions = 0;
   std::map<std::string, int64_t> dims;
   RunWork work;
   double createSeconds = 0;
@@ -442,8 +446,11 @@ double cpuMilliseconds() {
 std::optional<double> Bench::runOnce() {
   double cpuStart = cpuMilliseconds();
   auto start = std::chrono::steady_clock::now();
+  if (cache)
+    cache->length = cachedPositions;
   rt::Expected<std::vector<rt::Tensor>> outputs =
-      executor->run(entry->name, inputs);
+      cache ? executor->run(entry->name, inputs, *cache)
+            : executor->run(entry->name, inputs);
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();
@@ -453,6 +460,32 @@ std::optional<double> Bench::runOnce() {
     return std::nullopt;
   }
   return ms;
+}
+
+/// An entry that grows key/value caches in place runs on a KvCache with
+/// room for one step, reset to the given cached positions before each run:
+/// every run times one step after `past` cached positions, as with plain
+/// cache tensors, without copying the cache.
+bool makeCache(Bench &bench) {
+  const rt::PlanEntry &entry = *bench.entry;
+  if (entry.caches.empty())
+    return true;
+  std::vector<rt::Tensor> past;
+  for (const rt::PlanCache &c : entry.caches)
+    past.push_back(bench.inputs[static_cast<size_t>(c.input)]);
+  int64_t positions =
+      past.front().dim(static_cast<size_t>(entry.caches.front().axis));
+  const rt::Tensor &ids = bench.inputs.front();
+  int64_t seq = ids.rank() > 1 ? ids.dim(1) : 1;
+  rt::Expected<rt::KvCache> made =
+      rt::createKvCache(entry, past, positions + seq);
+  if (!made) {
+    llvm::errs() << "error: " << made.message() << "\n";
+    return false;
+  }
+  bench.cache = made.take();
+  bench.cachedPositions = positions;
+  return true;
 }
 
 /// The executor, with every compiled kernel behind its profiling
@@ -541,7 +574,7 @@ std::optional<Bench> prepare(const BenchOptions &options) {
     return std::nullopt;
   }
   bench.inputs = inputs.take();
-  if (!createExecutor(bench, options.profile))
+  if (!makeCache(bench) || !createExecutor(bench, options.profile))
     return std::nullopt;
   return bench;
 }

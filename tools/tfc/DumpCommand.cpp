@@ -127,7 +127,8 @@ int dumpKernels(const DumpOptions &options, Session &session,
   std::vector<std::map<std::string, size_t>> uses(plan.kernels.size());
   for (const rt::PlanEntry &entry : plan.entries)
     for (const rt::PlanStep &step : entry.steps)
-      ++uses[static_cast<size_t>(step.kernel)][entry.name];
+      if (step.op == rt::PlanStep::Op::Kernel)
+        ++uses[static_cast<size_t>(step.kernel)][entry.name];
 
   std::vector<KernelFile> pages;
   bool found = options.kernel.empty();

@@ -168,7 +168,9 @@ TEST(PlanTest, DeserializeRefusesCorruptPlans) {
   EXPECT_CONTAINS(deserializePlan("{\"format\": ").message(), "not valid JSON");
   EXPECT_CONTAINS(deserializePlan("[1, 2]").message(), "expected an object");
   expectCorrupt("\"tfc-plan\"", "\"onnx\"", "expected 'tfc-plan'");
-  expectCorrupt("\"version\":1", "\"version\":2", "unsupported version 2");
+  expectCorrupt("\"version\":2", "\"version\":3", "unsupported version 3");
+  expectCorrupt("\"op\":0", "\"op\":7", "unknown step op 7");
+  expectCorrupt("\"op\":0", "\"op\":1", "cache step without a cache");
   expectCorrupt("\"kind\":\"temp\"", "\"kind\":\"scratch\"",
                 "unknown value kind 'scratch'");
   expectCorrupt("\"dtype\":\"bool\"", "\"dtype\":\"b1\"", "unknown dtype 'b1'");

@@ -1,0 +1,134 @@
+//===- CacheOps.cpp - shape functions of the key/value cache ops ----------===//
+//
+// `inferShape` of tfc.kv_append and tfc.kv_stack (ir/TfcCacheOps.td). Like
+// the other shape functions (ShapeInference.cpp) they run before the
+// verifier, so they check everything they read. tfc.kv_stack also checks the
+// chain that makes in-place growth valid: its operands are the appends of
+// layers 0, 1, ... to its own cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/TfcOps.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+using tfc::detail::str;
+
+/// The ranked type of `value`, or an error naming `role`.
+FailureOr<RankedTensorType> ranked(Value value, StringRef role,
+                                   EmitErrorFn emitError) {
+  if (value)
+    if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+      return type;
+  return emitError() << role << " must be a ranked tensor";
+}
+
+/// A required i64 attribute.
+FailureOr<int64_t> intOf(IntegerAttr attr, StringRef name,
+                         EmitErrorFn emitError) {
+  if (!attr || attr.getValue().getBitWidth() != 64)
+    return emitError() << "requires a 64-bit integer attribute '" << name
+                       << "'";
+  return attr.getValue().getSExtValue();
+}
+
+/// Checks that `axis` names the positions of a cache: not the layer axis 0.
+LogicalResult checkCacheAxis(int64_t axis, RankedTensorType cache,
+                             EmitErrorFn emitError) {
+  if (cache.getRank() < 2)
+    return emitError() << "cache " << str(cache)
+                       << " must have rank >= 2 ([layers, ...])";
+  if (axis < 1 || axis >= cache.getRank())
+    return emitError() << "axis " << axis << " must be in [1, "
+                       << cache.getRank() << ") for cache " << str(cache);
+  return success();
+}
+
+/// `a + b` for dims that may be dynamic.
+int64_t addDims(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? kDynamic
+                                                               : a + b;
+}
+
+} // namespace
+
+LogicalResult KvAppendOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                     SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> cache =
+      ranked(adaptor.getCache(), "cache", emitError);
+  FailureOr<RankedTensorType> fresh =
+      ranked(adaptor.getNewPositions(), "new_positions", emitError);
+  if (failed(cache) || failed(fresh))
+    return failure();
+  FailureOr<int64_t> axis =
+      intOf(adaptor.getProperties().axis, "axis", emitError);
+  FailureOr<int64_t> layer =
+      intOf(adaptor.getProperties().layer, "layer", emitError);
+  if (failed(axis) || failed(layer) ||
+      failed(checkCacheAxis(*axis, *cache, emitError)))
+    return failure();
+  int64_t layers = cache->getDimSize(0);
+  if (*layer < 0 || (!ShapedType::isDynamic(layers) && *layer >= layers))
+    return emitError() << "layer " << *layer << " is outside cache "
+                       << str(*cache);
+  if (fresh->getRank() != cache->getRank() - 1 ||
+      fresh->getElementType() != cache->getElementType())
+    return emitError() << "new positions " << str(*fresh)
+                       << " must be one layer of cache " << str(*cache);
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < fresh->getRank(); ++d) {
+    int64_t c = cache->getDimSize(d + 1), n = fresh->getDimSize(d);
+    if (d + 1 == *axis) {
+      shape.push_back(addDims(c, n));
+      continue;
+    }
+    if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(n) && c != n)
+      return emitError() << "new positions " << str(*fresh)
+                         << " differ from a layer of cache " << str(*cache)
+                         << " in dim " << d;
+    shape.push_back(ShapedType::isDynamic(c) ? n : c);
+  }
+  types.push_back(RankedTensorType::get(shape, cache->getElementType()));
+  return success();
+}
+
+LogicalResult KvStackOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                    SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> cache =
+      ranked(adaptor.getCache(), "cache", emitError);
+  if (failed(cache))
+    return failure();
+  FailureOr<int64_t> axis =
+      intOf(adaptor.getProperties().axis, "axis", emitError);
+  if (failed(axis) || failed(checkCacheAxis(*axis, *cache, emitError)))
+    return failure();
+  int64_t layers = cache->getDimSize(0);
+  ValueRange appended = adaptor.getAppended();
+  if (ShapedType::isDynamic(layers) ||
+      static_cast<int64_t>(appended.size()) != layers)
+    return emitError() << "needs one appended operand per layer of cache "
+                       << str(*cache) << ", got " << appended.size();
+  // The chain: operand i is layer i appended to this cache on this axis.
+  Type result;
+  for (auto [i, value] : llvm::enumerate(appended)) {
+    auto append = value.getDefiningOp<KvAppendOp>();
+    if (!append || append.getCache() != adaptor.getCache() ||
+        append.getLayer() != static_cast<uint64_t>(i) ||
+        append.getAxis() != static_cast<uint64_t>(*axis))
+      return emitError() << "operand #" << i + 1
+                         << " must be the tfc.kv_append of layer " << i
+                         << " to the same cache on axis " << *axis;
+    if (result && value.getType() != result)
+      return emitError() << "appended layers differ in type";
+    result = value.getType();
+  }
+  auto layer = cast<RankedTensorType>(result);
+  SmallVector<int64_t> shape = {layers};
+  shape.append(layer.getShape().begin(), layer.getShape().end());
+  types.push_back(RankedTensorType::get(shape, cache->getElementType()));
+  return success();
+}
