@@ -236,6 +236,9 @@ def stats(wall, cpu):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tfc", default=os.path.join(REPO, "build", "bin", "tfc"))
+    ap.add_argument("--tfc-before", default=None,
+                    help="a second tfc binary, timed as engine 'tfc-before' "
+                    "in the same rotation (before/after comparisons)")
     ap.add_argument("--past", default="16,128,512,1000")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cpus", default=None,
@@ -318,6 +321,10 @@ def main():
                     dims={"past": past})
         tfc = TfcServer(args.tfc, case, args.warmup, args.threads)
         assert tfc.info["threads"] == args.threads, tfc.info
+        servers = {"tfc": tfc}
+        if args.tfc_before:
+            servers["tfc-before"] = TfcServer(args.tfc_before, case,
+                                              args.warmup, args.threads)
         ids, k, v = make_inputs(np, past, seed=2)
         feed = ort_feed(ids, k, v)
         targs = torch_args(torch, ids, k, v)
@@ -333,15 +340,15 @@ def main():
         for f in peers.values():
             for _ in range(args.warmup):
                 f()
-        wall = {n: [] for n in ["tfc", *peers]}
+        wall = {n: [] for n in [*servers, *peers]}
         cpu = {n: [] for n in wall}
         order = list(wall)
         load_start = os.getloadavg()
         for i in range(args.repeat):
             rot = order[i % len(order):] + order[:i % len(order)]
             for who in rot:
-                if who == "tfc":
-                    w, c = tfc.run(1)
+                if who in servers:
+                    w, c = servers[who].run(1)
                     wall[who] += w
                     cpu[who] += c
                 else:
@@ -350,13 +357,14 @@ def main():
                     peers[who]()
                     wall[who].append((time.perf_counter() - t0) * 1e3)
                     cpu[who].append((time.process_time() - c0) * 1e3)
-        tfc.close()
+        for server in servers.values():
+            server.close()
         bw_case = run_membw(args.work)
         entry = dict(past=past, load_start=load_start, membw_after=bw_case,
                      load_end=os.getloadavg(), uptime_end=uptime(),
                      engines={n: stats(wall[n], cpu[n]) for n in wall})
         t = entry["engines"]["tfc"]
-        for n in peers:
+        for n in [n for n in wall if n != "tfc"]:
             e = entry["engines"][n]
             entry[f"ratio_{n}_over_tfc"] = e["median_ms"] / t["median_ms"]
             entry[f"ratio_cpu_{n}_over_tfc"] = (e["cpu_median_ms"] /
