@@ -106,7 +106,7 @@ BlockArgument layerOf(Value value, int64_t layer) {
   if (!squeeze)
     return {};
   auto slice = squeeze.getInput().getDefiningOp<SliceOp>();
-  if (!slice || slice.getAxis() != 0 ||
+  if (!slice || slice.getAxis() != 0 || slice.getStep() != 1 ||
       slice.getStart() != static_cast<uint64_t>(layer) ||
       slice.getEnd() != static_cast<uint64_t>(layer + 1) ||
       !addsLeadingOne(cast<RankedTensorType>(squeeze.getType()),
