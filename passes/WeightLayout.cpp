@@ -146,11 +146,7 @@ void readKN(Operation *op, Value t) {
 
 struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
   void runOnOperation() override {
-    ModuleOp module = dyn_cast<ModuleOp>(getOperation());
-    if (!module) {
-      getOperation()->emitError("weight-layout runs on a module");
-      return signalPassFailure();
-    }
+    ModuleOp module = getOperation();
     ReaderIndex readers(module);
     llvm::SmallVector<Operation *> products;
     module.walk([&](Operation *op) {

@@ -12,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -316,35 +315,6 @@ TEST(Sampler, OptionValidationNamesTheOption) {
   check(o, "sampler: repetitionPenalty must be > 0 and finite, got 0");
   o.repetitionPenalty = INFINITY;
   check(o, "sampler: repetitionPenalty must be > 0 and finite, got inf");
-}
-
-TEST(Sampler, Gpt2SizedDrawIsFast) {
-  std::mt19937 gen(5);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  std::vector<float> logits(50257);
-  for (float &x : logits)
-    x = normal(gen);
-  SamplerOptions o;
-  o.temperature = 0.8f;
-  o.topK = 50;
-  o.topP = 0.95f;
-  SamplerOptions full; // no top-k: the top-p sort covers a long prefix
-  full.topP = 0.9f;
-  for (const SamplerOptions &opts : {o, full}) {
-    Sampler s = Sampler::create(opts).take();
-    const int reps = 50;
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i)
-      ASSERT_TRUE(s.sample(logits).ok());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count() /
-                reps;
-    RecordProperty(opts.topK ? "ms_per_draw_topk" : "ms_per_draw_topp",
-                   std::to_string(ms));
-    // Generous bound for a shared, unoptimized build; typical is far lower.
-    EXPECT_LT(ms, 20.0) << "topK " << opts.topK;
-  }
 }
 
 } // namespace
