@@ -283,11 +283,6 @@ bool scheduleTiledTranspose(KernelContext &ctx, Func out, TransposeOp op,
 
 } // namespace
 
-bool isDataMovementOp(mlir::Operation *op) {
-  return llvm::isa<TransposeOp, ReshapeOp, SliceOp, ConcatOp, GatherOp,
-                   PositionsOp, CausalMaskOp>(op);
-}
-
 llvm::Expected<Func> buildDataMovement(KernelContext &ctx) {
   mlir::Operation *op = ctx.op;
   std::vector<Var> vars = axisVars(ctx.resultRank());

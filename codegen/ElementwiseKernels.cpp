@@ -85,13 +85,6 @@ Expr integerDivide(const Expr &a, const Expr &b) {
 
 } // namespace
 
-bool isElementwiseOp(mlir::Operation *op) {
-  return llvm::isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
-                   AndOp, OrOp, CmpOp, WhereOp, NegOp, ExpOp, LogOp, SqrtOp,
-                   RsqrtOp, TanhOp, ErfOp, ReluOp, SiluOp, SigmoidOp, SinOp,
-                   CosOp, NotOp, GeluOp, CastOp>(op);
-}
-
 llvm::Expected<Func> buildElementwise(KernelContext &ctx) {
   mlir::Operation *op = ctx.op;
   std::vector<Var> vars = axisVars(ctx.resultRank());

@@ -557,10 +557,6 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
 
 } // namespace
 
-bool isFusedOp(mlir::Operation *op) {
-  return llvm::isa<LinearOp, AddLayerNormOp, FusedAttentionOp>(op);
-}
-
 llvm::Expected<Func> buildFused(KernelContext &ctx) {
   if (auto linear = llvm::dyn_cast<LinearOp>(ctx.op))
     return buildLinear(ctx, linear);

@@ -28,10 +28,35 @@ using namespace tfc::codegen::detail;
 
 namespace tfc::codegen {
 
-// The fused ops' builders (FusedKernels.cpp): tfc.linear,
+// The fused ops' builder (FusedKernels.cpp): tfc.linear,
 // tfc.add_layer_norm (two results) and tfc.fused_attention.
-bool isFusedOp(mlir::Operation *op);
 llvm::Expected<Halide::Func> buildFused(detail::KernelContext &ctx);
+
+namespace {
+/// Hands the op to the builder of its kernel family, which the op states
+/// (KernelFamilyOpInterface, ir/TfcInterfaces.td).
+llvm::Expected<Halide::Func> buildForFamily(detail::KernelContext &ctx) {
+  auto op = llvm::dyn_cast<mlir::tfc::KernelFamilyOpInterface>(ctx.op);
+  if (!op)
+    return ctx.error("not a tfc op");
+  switch (op.getKernelFamily()) {
+  case rt::KernelFamily::Elementwise:
+    return buildElementwise(ctx);
+  case rt::KernelFamily::Matmul:
+    return buildMatmul(ctx);
+  case rt::KernelFamily::Reduction:
+    return buildReduction(ctx);
+  case rt::KernelFamily::DataMovement:
+  case rt::KernelFamily::View:
+    return buildDataMovement(ctx);
+  case rt::KernelFamily::Fused:
+    return buildFused(ctx);
+  case rt::KernelFamily::None:
+    break;
+  }
+  return ctx.error("the op has no kernel");
+}
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Halide errors
@@ -173,8 +198,8 @@ Halide::Target targetNamed(llvm::StringRef name) {
 }
 
 bool hasKernel(mlir::Operation *op) {
-  return op && (isElementwiseOp(op) || isMatmulOp(op) || isReductionOp(op) ||
-                isDataMovementOp(op) || isFusedOp(op));
+  auto family = llvm::dyn_cast_or_null<mlir::tfc::KernelFamilyOpInterface>(op);
+  return family && family.getKernelFamily() != rt::KernelFamily::None;
 }
 
 namespace {
@@ -207,8 +232,8 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
   // One result, or several of one element type (tfc.add_layer_norm's output
   // and sum): the builder then returns a Tuple-valued Func, one element per
   // result, and the kernel takes one output buffer per result.
-  if (op->getNumResults() < 1 || (op->getNumResults() > 1 && !isFusedOp(op)))
-    return llvm::createStringError(what + ": expected one result");
+  if (op->getNumResults() < 1)
+    return llvm::createStringError(what + ": expected a result");
   std::vector<mlir::RankedTensorType> resultTypes;
   for (mlir::Type type : op->getResultTypes()) {
     auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
@@ -261,18 +286,7 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
       ctx.inputs.emplace_back(operand.first, operand.second,
                               ctx.base + "_in" + std::to_string(i));
 
-    llvm::Expected<Func> out = ctx.error("no builder");
-    llvm::consumeError(out.takeError());
-    if (isElementwiseOp(op))
-      out = buildElementwise(ctx);
-    else if (isMatmulOp(op))
-      out = buildMatmul(ctx);
-    else if (isReductionOp(op))
-      out = buildReduction(ctx);
-    else if (isFusedOp(op))
-      out = buildFused(ctx);
-    else
-      out = buildDataMovement(ctx);
+    llvm::Expected<Func> out = buildForFamily(ctx);
     if (!out) {
       builderError = out.takeError();
       return;

@@ -168,11 +168,7 @@ namespace tfc::codegen {
 // The builders, one per family (ElementwiseKernels.cpp, MatmulKernel.cpp,
 // ReductionKernels.cpp, DataMovementKernels.cpp). Each defines and schedules
 // the output Func of `ctx.op` and returns it; an op of another family gets
-// std::nullopt-like failure through llvm::Error.
-bool isElementwiseOp(mlir::Operation *op);
-bool isReductionOp(mlir::Operation *op);
-bool isDataMovementOp(mlir::Operation *op);
-bool isMatmulOp(mlir::Operation *op);
+// an error. buildKernel picks the builder by the op's kernel family.
 llvm::Expected<Halide::Func> buildElementwise(detail::KernelContext &ctx);
 llvm::Expected<Halide::Func> buildMatmul(detail::KernelContext &ctx);
 llvm::Expected<Halide::Func> buildReduction(detail::KernelContext &ctx);

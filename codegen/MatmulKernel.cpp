@@ -122,10 +122,6 @@ std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
 }
 } // namespace
 
-bool isMatmulOp(mlir::Operation *op) {
-  return llvm::isa<mlir::tfc::MatmulOp>(op);
-}
-
 namespace {
 /// The run-time test of the GEMV variant: the rows of the result (every axis
 /// of `a` but K) are at most kGemvRows. Constant when `a` is static.

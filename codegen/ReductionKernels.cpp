@@ -309,11 +309,6 @@ llvm::Expected<Func> buildNorm(KernelContext &ctx, bool rms, double epsilon) {
 
 } // namespace
 
-bool isReductionOp(mlir::Operation *op) {
-  return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp,
-                   LayerNormOp, RmsNormOp>(op);
-}
-
 llvm::Expected<Func> buildReduction(KernelContext &ctx) {
   mlir::Operation *op = ctx.op;
   if (auto r = llvm::dyn_cast<ReduceSumOp>(op))

@@ -24,7 +24,7 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
-using tfc::detail::str;
+using mlir::tfc::detail::str;
 
 /// The ranked tensor type of `value`, or an error naming `role`.
 FailureOr<RankedTensorType> getRanked(Value value, StringRef role,

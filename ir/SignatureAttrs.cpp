@@ -33,7 +33,7 @@ static LogicalResult verifyDims(Operation *op, Attribute value, Type type,
   if (ranked && static_cast<int64_t>(dims.size()) != ranked.getRank())
     return op->emitOpError("'tfc.dims' of ")
            << what << " has " << dims.size() << " names for "
-           << tfc::detail::str(type) << " (rank " << ranked.getRank() << ")";
+           << mlir::tfc::detail::str(type) << " (rank " << ranked.getRank() << ")";
   return success();
 }
 

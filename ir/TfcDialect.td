@@ -13,6 +13,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "ir/TfcInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Dialect
@@ -67,9 +68,13 @@ def Tfc_InferredTensor
 // Op base classes
 //===----------------------------------------------------------------------===//
 
-// Every tfc op is a pure function of its operands.
+// Every tfc op is a pure function of its operands, and states its kernel
+// family, FLOP count and symbolic shape rule (TfcInterfaces.td): `traits`
+// must provide all three, or the op does not compile.
 class Tfc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Tfc_Dialect, mnemonic, !listconcat([Pure], traits)>;
+    : Op<Tfc_Dialect, mnemonic, !listconcat([Pure,
+          Tfc_KernelFamilyOpInterface, Tfc_FlopCountOpInterface,
+          Tfc_SymbolicShapeOpInterface], traits)>;
 
 // A builder without result types for a Tfc_InferOp. `params` are the builder
 // parameters; `body` adds the operands and sets the properties (attributes)

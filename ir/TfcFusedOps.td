@@ -16,7 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 def Tfc_FusedAttentionOp
-    : Tfc_InferOp<"fused_attention", [AttrSizedOperandSegments]> {
+    : Tfc_InferOp<"fused_attention", [AttrSizedOperandSegments,
+          Tfc_Family<"Fused">, Tfc_CustomFlops, Tfc_CustomSymbolicShape]> {
   let summary = "scaled dot-product attention";
   let description = [{
     Scaled dot-product attention over per-head tensors, as one op:
@@ -97,7 +98,9 @@ def Tfc_FusedAttentionOp
 // tfc.add_layer_norm
 //===----------------------------------------------------------------------===//
 
-def Tfc_AddLayerNormOp : Tfc_InferOp<"add_layer_norm"> {
+// The FLOPs: 1 for the add, 8 for the layer norm (tfc.layer_norm's).
+def Tfc_AddLayerNormOp : Tfc_InferOp<"add_layer_norm", [Tfc_Family<"Fused">,
+     Tfc_FlopsPerElement<9>, Tfc_BroadcastShape]> {
   let summary = "residual add followed by layer normalization";
   let description = [{
     Two results:
@@ -141,7 +144,8 @@ def Tfc_AddLayerNormOp : Tfc_InferOp<"add_layer_norm"> {
 // tfc.linear
 //===----------------------------------------------------------------------===//
 
-def Tfc_LinearOp : Tfc_InferOp<"linear"> {
+def Tfc_LinearOp : Tfc_InferOp<"linear", [Tfc_Family<"Fused">, Tfc_CustomFlops,
+                                          Tfc_CustomSymbolicShape]> {
   let summary = "matmul with a fused bias and activation epilogue";
   let description = [{
     `activation(matmul(x, w, transpose_b) + bias)`:

@@ -13,7 +13,7 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-using tfc::detail::str;
+using mlir::tfc::detail::str;
 
 //===----------------------------------------------------------------------===//
 // CmpOp: the predicate prints as a bare keyword (`tfc.cmp lt, ...`).
@@ -65,7 +65,7 @@ void CastOp::build(OpBuilder &builder, OperationState &state, Value input,
   auto type = dyn_cast<RankedTensorType>(input.getType());
   // An unranked input is rejected by the verifier; do not guess a shape.
   state.addTypes(type ? RankedTensorType::get(type.getShape(), elementType)
-                      : tfc::detail::placeholderType(builder));
+                      : mlir::tfc::detail::placeholderType(builder));
 }
 
 LogicalResult CastOp::verify() {

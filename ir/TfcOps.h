@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include "ir/OpFacts.h"
 #include "ir/TfcDialect.h"
 
 #include <optional>

@@ -16,7 +16,8 @@ include "ir/TfcDialect.td"
 // Values: parameters and constants
 //===----------------------------------------------------------------------===//
 
-def Tfc_ParamOp : Tfc_Op<"param"> {
+def Tfc_ParamOp : Tfc_Op<"param", [Tfc_Family<"None">,
+                                   Tfc_FlopsPerElement<0>, Tfc_StaticShape]> {
   let summary = "a weight bound to a checkpoint tensor";
   let description = [{
     The value of the checkpoint tensor `name` (the name as stored in the
@@ -53,7 +54,9 @@ def Tfc_ParamOp : Tfc_Op<"param"> {
   ];
 }
 
-def Tfc_ConstantOp : Tfc_InferOp<"constant", [ConstantLike]> {
+def Tfc_ConstantOp : Tfc_InferOp<"constant", [ConstantLike, Tfc_Family<"None">,
+                                             Tfc_FlopsPerElement<0>,
+                                             Tfc_StaticShape]> {
   let summary = "a constant tensor";
   let description = [{
     A tensor given by its elements; the result type is the attribute's type.
@@ -87,9 +90,11 @@ defvar BroadcastDoc = [{
     types must be equal.
 }];
 
-class Tfc_BinaryOp<string mnemonic, Type operandType, string what,
+// `flops`: FLOPs per result element (TfcInterfaces.td).
+class Tfc_BinaryOp<string mnemonic, Type operandType, string what, int flops,
                    list<Trait> traits = []>
-    : Tfc_InferOp<mnemonic, traits> {
+    : Tfc_InferOp<mnemonic, !listconcat(traits, [Tfc_Family<"Elementwise">,
+          Tfc_FlopsPerElement<flops>, Tfc_BroadcastShape])> {
   let summary = "elementwise " # what;
   let description = "Elementwise " # what # " of two tensors."
                     # BroadcastDoc # [{
@@ -111,12 +116,13 @@ class Tfc_BinaryOp<string mnemonic, Type operandType, string what,
   ];
 }
 
-def Tfc_AddOp : Tfc_BinaryOp<"add", Tfc_NumericTensor, "sum", [Commutative]>;
-def Tfc_SubOp : Tfc_BinaryOp<"sub", Tfc_NumericTensor, "difference">;
-def Tfc_MulOp : Tfc_BinaryOp<"mul", Tfc_NumericTensor, "product",
+def Tfc_AddOp : Tfc_BinaryOp<"add", Tfc_NumericTensor, "sum", 1,
+                             [Commutative]>;
+def Tfc_SubOp : Tfc_BinaryOp<"sub", Tfc_NumericTensor, "difference", 1>;
+def Tfc_MulOp : Tfc_BinaryOp<"mul", Tfc_NumericTensor, "product", 1,
                              [Commutative]>;
 def Tfc_DivOp : Tfc_BinaryOp<"div", Tfc_NumericTensor,
-                             "quotient (integers: truncating)"> {
+                             "quotient (integers: truncating)", 1> {
   let description = "Elementwise quotient of two tensors." # BroadcastDoc # [{
 
     Floats divide as IEEE does. Integers divide truncating toward zero (C,
@@ -129,14 +135,15 @@ def Tfc_DivOp : Tfc_BinaryOp<"div", Tfc_NumericTensor,
     ```
   }];
 }
-def Tfc_PowOp : Tfc_BinaryOp<"pow", Tfc_FloatTensor, "power `lhs ^ rhs`">;
-def Tfc_MaximumOp : Tfc_BinaryOp<"maximum", Tfc_NumericTensor, "maximum",
+def Tfc_PowOp : Tfc_BinaryOp<"pow", Tfc_FloatTensor, "power `lhs ^ rhs`", 1>;
+def Tfc_MaximumOp : Tfc_BinaryOp<"maximum", Tfc_NumericTensor, "maximum", 1,
                                  [Commutative]>;
-def Tfc_MinimumOp : Tfc_BinaryOp<"minimum", Tfc_NumericTensor, "minimum",
+def Tfc_MinimumOp : Tfc_BinaryOp<"minimum", Tfc_NumericTensor, "minimum", 1,
                                  [Commutative]>;
-def Tfc_AndOp : Tfc_BinaryOp<"and", Tfc_BoolTensor, "logical and",
+def Tfc_AndOp : Tfc_BinaryOp<"and", Tfc_BoolTensor, "logical and", 0,
                              [Commutative]>;
-def Tfc_OrOp : Tfc_BinaryOp<"or", Tfc_BoolTensor, "logical or", [Commutative]>;
+def Tfc_OrOp : Tfc_BinaryOp<"or", Tfc_BoolTensor, "logical or", 0,
+                            [Commutative]>;
 
 // The C++ view of tfc.cmp's predicate (symbolizeCmpPredicate,
 // stringifyCmpPredicate). The attribute itself is a string, readable in the
@@ -153,7 +160,8 @@ def Tfc_CmpPredicate : I64EnumAttr<"CmpPredicate", "comparison predicate", [
   let genSpecializedAttr = 0;
 }
 
-def Tfc_CmpOp : Tfc_InferOp<"cmp"> {
+def Tfc_CmpOp : Tfc_InferOp<"cmp", [Tfc_Family<"Elementwise">,
+                                    Tfc_FlopsPerElement<0>, Tfc_BroadcastShape]> {
   let summary = "elementwise comparison";
   let description = [{
     Compares two tensors elementwise with `predicate`: one of `eq`, `ne`,
@@ -191,7 +199,9 @@ def Tfc_CmpOp : Tfc_InferOp<"cmp"> {
   }];
 }
 
-def Tfc_WhereOp : Tfc_InferOp<"where"> {
+def Tfc_WhereOp : Tfc_InferOp<"where", [Tfc_Family<"Elementwise">,
+                                        Tfc_FlopsPerElement<1>,
+                                        Tfc_BroadcastShape]> {
   let summary = "elementwise select";
   let description = [{
     `on_true` where `condition` holds, else `on_false` (masked fill). All
@@ -226,9 +236,11 @@ def Tfc_WhereOp : Tfc_InferOp<"where"> {
 // Unary elementwise ops
 //===----------------------------------------------------------------------===//
 
-class Tfc_UnaryOp<string mnemonic, Type type, string what,
+// `flops`: FLOPs per result element (TfcInterfaces.td).
+class Tfc_UnaryOp<string mnemonic, Type type, string what, int flops,
                   list<Trait> traits = []>
-    : Tfc_InferOp<mnemonic, traits> {
+    : Tfc_InferOp<mnemonic, !listconcat(traits, [Tfc_Family<"Elementwise">,
+          Tfc_FlopsPerElement<flops>, Tfc_ShapeOfOperand<0>])> {
   let summary = "elementwise " # what;
   let description = "Elementwise " # what # [{; the result has the type of the
     operand.
@@ -247,24 +259,24 @@ class Tfc_UnaryOp<string mnemonic, Type type, string what,
   ];
 }
 
-def Tfc_NegOp : Tfc_UnaryOp<"neg", Tfc_NumericTensor, "negation">;
-def Tfc_ExpOp : Tfc_UnaryOp<"exp", Tfc_FloatTensor, "exponential">;
-def Tfc_LogOp : Tfc_UnaryOp<"log", Tfc_FloatTensor, "natural logarithm">;
-def Tfc_SqrtOp : Tfc_UnaryOp<"sqrt", Tfc_FloatTensor, "square root">;
+def Tfc_NegOp : Tfc_UnaryOp<"neg", Tfc_NumericTensor, "negation", 1>;
+def Tfc_ExpOp : Tfc_UnaryOp<"exp", Tfc_FloatTensor, "exponential", 1>;
+def Tfc_LogOp : Tfc_UnaryOp<"log", Tfc_FloatTensor, "natural logarithm", 1>;
+def Tfc_SqrtOp : Tfc_UnaryOp<"sqrt", Tfc_FloatTensor, "square root", 1>;
 def Tfc_RsqrtOp : Tfc_UnaryOp<"rsqrt", Tfc_FloatTensor,
-                              "reciprocal square root `1 / sqrt(x)`">;
-def Tfc_TanhOp : Tfc_UnaryOp<"tanh", Tfc_FloatTensor, "hyperbolic tangent">;
-def Tfc_ErfOp : Tfc_UnaryOp<"erf", Tfc_FloatTensor, "error function">;
-def Tfc_ReluOp : Tfc_UnaryOp<"relu", Tfc_FloatTensor, "`max(x, 0)`">;
+                              "reciprocal square root `1 / sqrt(x)`", 1>;
+def Tfc_TanhOp : Tfc_UnaryOp<"tanh", Tfc_FloatTensor, "hyperbolic tangent", 1>;
+def Tfc_ErfOp : Tfc_UnaryOp<"erf", Tfc_FloatTensor, "error function", 1>;
+def Tfc_ReluOp : Tfc_UnaryOp<"relu", Tfc_FloatTensor, "`max(x, 0)`", 1>;
 def Tfc_SiluOp : Tfc_UnaryOp<"silu", Tfc_FloatTensor,
-                             "SiLU (swish) `x * sigmoid(x)`">;
+                             "SiLU (swish) `x * sigmoid(x)`", 4>;
 def Tfc_SigmoidOp : Tfc_UnaryOp<"sigmoid", Tfc_FloatTensor,
-                                "logistic sigmoid `1 / (1 + exp(-x))`">;
-def Tfc_SinOp : Tfc_UnaryOp<"sin", Tfc_FloatTensor, "sine">;
-def Tfc_CosOp : Tfc_UnaryOp<"cos", Tfc_FloatTensor, "cosine">;
-def Tfc_NotOp : Tfc_UnaryOp<"not", Tfc_BoolTensor, "logical negation">;
+                                "logistic sigmoid `1 / (1 + exp(-x))`", 3>;
+def Tfc_SinOp : Tfc_UnaryOp<"sin", Tfc_FloatTensor, "sine", 1>;
+def Tfc_CosOp : Tfc_UnaryOp<"cos", Tfc_FloatTensor, "cosine", 1>;
+def Tfc_NotOp : Tfc_UnaryOp<"not", Tfc_BoolTensor, "logical negation", 0>;
 
-def Tfc_GeluOp : Tfc_UnaryOp<"gelu", Tfc_FloatTensor, "GELU"> {
+def Tfc_GeluOp : Tfc_UnaryOp<"gelu", Tfc_FloatTensor, "GELU", 8> {
   let description = [{
     Elementwise GELU. `approximate = "none"` (the default) is the exact form
     `0.5 * x * (1 + erf(x / sqrt(2)))` of BERT; `approximate = "tanh"` is
@@ -288,7 +300,9 @@ def Tfc_GeluOp : Tfc_UnaryOp<"gelu", Tfc_FloatTensor, "GELU"> {
   ];
 }
 
-def Tfc_CastOp : Tfc_Op<"cast"> {
+def Tfc_CastOp : Tfc_Op<"cast", [Tfc_Family<"Elementwise">,
+                                 Tfc_FlopsPerElement<0>,
+                                 Tfc_ShapeOfOperand<0>]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to the element type of the result; the shape does
@@ -314,7 +328,8 @@ def Tfc_CastOp : Tfc_Op<"cast"> {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Tfc_MatmulOp : Tfc_InferOp<"matmul"> {
+def Tfc_MatmulOp : Tfc_InferOp<"matmul", [Tfc_Family<"Matmul">, Tfc_CustomFlops,
+                                          Tfc_CustomSymbolicShape]> {
   let summary = "batched matrix product";
   let description = [{
     `lhs` is `[..., M, K]`; `rhs` is `[..., K, N]`, or `[..., N, K]` when
@@ -351,7 +366,9 @@ def Tfc_MatmulOp : Tfc_InferOp<"matmul"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Tfc_TransposeOp : Tfc_InferOp<"transpose"> {
+def Tfc_TransposeOp : Tfc_InferOp<"transpose",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
   let summary = "permutation of dimensions";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`; `perm` is a
@@ -376,7 +393,8 @@ def Tfc_TransposeOp : Tfc_InferOp<"transpose"> {
   let hasFolder = 1;
 }
 
-def Tfc_ReshapeOp : Tfc_InferOp<"reshape"> {
+def Tfc_ReshapeOp : Tfc_InferOp<"reshape", [Tfc_Family<"View">,
+     Tfc_FlopsPerElement<0>, Tfc_CustomSymbolicShape]> {
   let summary = "regrouping of static dimensions";
   let description = [{
     Reinterprets the row-major elements of `input` with the dimensions
@@ -411,7 +429,9 @@ def Tfc_ReshapeOp : Tfc_InferOp<"reshape"> {
   let hasFolder = 1;
 }
 
-def Tfc_SliceOp : Tfc_InferOp<"slice"> {
+def Tfc_SliceOp : Tfc_InferOp<"slice",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
   let summary = "static slice along one axis, with an optional step";
   let description = [{
     Elements `start, start + step, ...` below `end` of dimension `axis`.
@@ -456,7 +476,9 @@ def Tfc_SliceOp : Tfc_InferOp<"slice"> {
   }];
 }
 
-def Tfc_ConcatOp : Tfc_InferOp<"concat"> {
+def Tfc_ConcatOp : Tfc_InferOp<"concat",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
   let summary = "concatenation along one axis";
   let description = [{
     Joins one or more tensors of equal rank and element type along `axis`.
@@ -483,7 +505,9 @@ def Tfc_ConcatOp : Tfc_InferOp<"concat"> {
   ];
 }
 
-def Tfc_GatherOp : Tfc_InferOp<"gather"> {
+def Tfc_GatherOp : Tfc_InferOp<"gather",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
   let summary = "row lookup (embedding)";
   let description = [{
     Looks up the rows of `table` (`[V, D...]`) named by `ids` (any rank,
@@ -518,7 +542,9 @@ def Tfc_GatherOp : Tfc_InferOp<"gather"> {
 //===----------------------------------------------------------------------===//
 
 class Tfc_ReduceOp<string mnemonic, Type type, string what>
-    : Tfc_InferOp<mnemonic> {
+    : Tfc_InferOp<mnemonic, [Tfc_Family<"Reduction">,
+                             Tfc_FlopsPerInputElement<1>,
+                             Tfc_CustomSymbolicShape]> {
   let summary = what # " along one axis";
   let description = "The " # what # [{ of `input` along `axis`
     (`0 <= axis < rank`; the frontend normalizes negative axes). The axis is
@@ -549,7 +575,8 @@ def Tfc_ReduceSumOp : Tfc_ReduceOp<"reduce_sum", Tfc_NumericTensor, "sum">;
 def Tfc_ReduceMeanOp : Tfc_ReduceOp<"reduce_mean", Tfc_FloatTensor, "mean">;
 def Tfc_ReduceMaxOp : Tfc_ReduceOp<"reduce_max", Tfc_NumericTensor, "maximum">;
 
-def Tfc_SoftmaxOp : Tfc_InferOp<"softmax"> {
+def Tfc_SoftmaxOp : Tfc_InferOp<"softmax", [Tfc_Family<"Reduction">,
+     Tfc_FlopsPerElement<5>, Tfc_ShapeOfOperand<0>]> {
   let summary = "softmax along one axis";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along `axis` (`0 <= axis < rank`); the
@@ -571,7 +598,8 @@ def Tfc_SoftmaxOp : Tfc_InferOp<"softmax"> {
   ];
 }
 
-def Tfc_LayerNormOp : Tfc_InferOp<"layer_norm"> {
+def Tfc_LayerNormOp : Tfc_InferOp<"layer_norm", [Tfc_Family<"Reduction">,
+     Tfc_FlopsPerElement<8>, Tfc_ShapeOfOperand<0>]> {
   let summary = "layer normalization over the last axis";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * gamma + beta` over the last axis
@@ -601,7 +629,8 @@ def Tfc_LayerNormOp : Tfc_InferOp<"layer_norm"> {
   ];
 }
 
-def Tfc_RmsNormOp : Tfc_InferOp<"rms_norm"> {
+def Tfc_RmsNormOp : Tfc_InferOp<"rms_norm", [Tfc_Family<"Reduction">,
+     Tfc_FlopsPerElement<5>, Tfc_ShapeOfOperand<0>]> {
   let summary = "RMS normalization over the last axis";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * gamma` over the last axis. `gamma` is
@@ -634,7 +663,9 @@ def Tfc_RmsNormOp : Tfc_InferOp<"rms_norm"> {
 // Index generators
 //===----------------------------------------------------------------------===//
 
-def Tfc_PositionsOp : Tfc_InferOp<"positions"> {
+def Tfc_PositionsOp : Tfc_InferOp<"positions",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
   let summary = "position ids 0 .. n-1 (plus an offset)";
   let description = [{
     The i32 vector `offset + 0, offset + 1, ..., offset + n-1` where `n` is
@@ -678,7 +709,9 @@ def Tfc_PositionsOp : Tfc_InferOp<"positions"> {
   ];
 }
 
-def Tfc_CausalMaskOp : Tfc_InferOp<"causal_mask"> {
+def Tfc_CausalMaskOp : Tfc_InferOp<"causal_mask",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
   let summary = "causal attention mask";
   let description = [{
     The i1 matrix `[Q, K]` with `Q` = dimension `q_axis` of `q_ref` and `K` =

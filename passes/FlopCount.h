@@ -3,8 +3,8 @@
 // Counts the arithmetic a static-shaped module performs, for `tfc info` and
 // `tfc bench` (GFLOP/s). Conventions, the usual ones for Transformers:
 // a matmul of [M, K] x [K, N] is 2*M*N*K; an elementwise op is one FLOP per
-// output element; softmax, layer_norm and gelu count a few per element (see
-// FlopCount.cpp). Ops with dynamic shapes are skipped and counted in
+// output element; softmax, layer_norm and gelu count a few per element (each
+// op states its count: FlopCountOpInterface, ir/TfcInterfaces.td). Ops with dynamic shapes are skipped and counted in
 // `dynamicOps`, so callers know the total is partial.
 //
 //===----------------------------------------------------------------------===//

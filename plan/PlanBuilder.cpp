@@ -20,12 +20,9 @@
 // prints. Weight layout is decided before, by the `weight-layout` pass
 // (passes/WeightLayout.cpp).
 //
-// Shape rules are looked up by op name rather than by C++ class so that ops
-// added later (the fused ops) can get a rule here without this file
-// depending on their generated classes; an op with no rule takes the
-// symbolic dims of its first operand of the same rank (right for the fused
-// ops designed so far: attention, add+layer-norm, linear), and fails if
-// that cannot explain every dynamic result dim.
+// Shape rules are the ops' own (SymbolicShapeOpInterface, ir/OpFacts.h):
+// every tfc op must state one to compile; this file supplies what they ask
+// of it, numpy broadcasting over DimExprs with the runtime checks it implies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +37,6 @@
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -95,36 +91,6 @@ std::string locationString(Location loc) {
     }
   return best.getFilename().str() + ":" + std::to_string(best.getLine()) + ":" +
          std::to_string(best.getColumn());
-}
-
-//===----------------------------------------------------------------------===//
-// DimExpr arithmetic
-//===----------------------------------------------------------------------===//
-
-/// Canonical form: terms sorted by symbol, no zero coefficients; so that
-/// DimExpr::operator== is semantic equality.
-static DimExpr canonical(DimExpr d) {
-  std::sort(d.terms.begin(), d.terms.end());
-  std::vector<std::pair<int32_t, int64_t>> merged;
-  for (const auto &t : d.terms) {
-    if (!merged.empty() && merged.back().first == t.first)
-      merged.back().second += t.second;
-    else
-      merged.push_back(t);
-  }
-  merged.erase(std::remove_if(merged.begin(), merged.end(),
-                              [](const auto &t) { return t.second == 0; }),
-               merged.end());
-  d.terms = std::move(merged);
-  return d;
-}
-
-static DimExpr add(const DimExpr &a, const DimExpr &b, int64_t bScale = 1) {
-  DimExpr r = a;
-  r.constant += bScale * b.constant;
-  for (const auto &t : b.terms)
-    r.terms.emplace_back(t.first, bScale * t.second);
-  return canonical(r);
 }
 
 //===----------------------------------------------------------------------===//
@@ -239,19 +205,6 @@ private:
 static std::optional<int64_t> intAttr(Operation *op, llvm::StringRef name) {
   if (auto attr = dyn_cast_or_null<IntegerAttr>(op->getAttr(name)))
     return attr.getValue().getSExtValue();
-  return std::nullopt;
-}
-
-static bool boolAttr(Operation *op, llvm::StringRef name) {
-  auto attr = dyn_cast_or_null<BoolAttr>(op->getAttr(name));
-  return attr && attr.getValue();
-}
-
-static std::optional<std::vector<int64_t>> arrayAttr(Operation *op,
-                                                     llvm::StringRef name) {
-  if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(op->getAttr(name)))
-    return std::vector<int64_t>(attr.asArrayRef().begin(),
-                                attr.asArrayRef().end());
   return std::nullopt;
 }
 
@@ -459,182 +412,63 @@ EntryBuilder::broadcast(Operation *op, llvm::ArrayRef<SymShape> shapes) {
   return SymShape(result->begin(), result->end());
 }
 
+namespace {
+
+/// The planner's side of the ops' symbolic shape rules (ir/OpFacts.h).
+class ShapeRuleContext final : public mlir::tfc::SymbolicShapeContext {
+public:
+  using BroadcastFn =
+      llvm::function_ref<llvm::Expected<SymShape>(llvm::ArrayRef<SymShape>)>;
+  ShapeRuleContext(Operation *op, const std::vector<SymShape> &operands,
+                   BroadcastFn bcast)
+      : op(op), operands(operands), bcast(bcast) {}
+
+  const SymShape &operandShape(unsigned i) const override {
+    return operands[i];
+  }
+  FailureOr<SymShape> broadcast(llvm::ArrayRef<SymShape> shapes) override {
+    llvm::Expected<SymShape> s = bcast(shapes);
+    if (!s) {
+      message = llvm::toString(s.takeError()); // names the op already
+      return failure();
+    }
+    return std::move(*s);
+  }
+  LogicalResult fail(const llvm::Twine &why) override {
+    message = opWhere(op) + ": " + why.str();
+    return failure();
+  }
+  /// Why the rule failed.
+  llvm::Error error() const {
+    return makeError(message.empty() ? opWhere(op) + ": its shape rule failed"
+                                     : message);
+  }
+
+private:
+  Operation *op;
+  const std::vector<SymShape> &operands;
+  BroadcastFn bcast;
+  std::string message;
+};
+
+} // namespace
+
 llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {
-  llvm::StringRef name = op->getName().getStringRef();
+  // Every tfc op has a rule (a missing one does not compile); anything else
+  // is refused before it gets here.
+  auto rule = dyn_cast<mlir::tfc::SymbolicShapeOpInterface>(op);
+  if (!rule)
+    return makeError(opWhere(op) + ": not a tfc op");
   std::vector<SymShape> operands;
   for (Value v : op->getOperands())
     operands.push_back(shapeOf(v));
-  auto single = [](SymShape s) { return std::vector<SymShape>{std::move(s)}; };
-  auto axisOf = [&](llvm::StringRef attr,
-                    size_t operand) -> llvm::Expected<size_t> {
-    std::optional<int64_t> axis = intAttr(op, attr);
-    if (!axis || operand >= operands.size() || *axis < 0 ||
-        static_cast<size_t>(*axis) >= operands[operand].size())
-      return makeError(opWhere(op) + ": missing or out-of-range '" + attr +
-                       "'");
-    return static_cast<size_t>(*axis);
+  auto bcast = [&](llvm::ArrayRef<SymShape> shapes) {
+    return broadcast(op, shapes);
   };
-
-  static const llvm::StringSet<> broadcasting = {
-      "tfc.add",     "tfc.sub", "tfc.mul", "tfc.div", "tfc.pow",  "tfc.maximum",
-      "tfc.minimum", "tfc.and", "tfc.or",  "tfc.cmp", "tfc.where"};
-  static const llvm::StringSet<> sameAsFirst = {
-      "tfc.neg",     "tfc.exp",        "tfc.log",     "tfc.sqrt", "tfc.rsqrt",
-      "tfc.tanh",    "tfc.erf",        "tfc.relu",    "tfc.silu", "tfc.sigmoid",
-      "tfc.sin",     "tfc.cos",        "tfc.not",     "tfc.gelu", "tfc.cast",
-      "tfc.softmax", "tfc.layer_norm", "tfc.rms_norm"};
-
-  if (broadcasting.contains(name)) {
-    llvm::Expected<SymShape> s = broadcast(op, operands);
-    if (!s)
-      return s.takeError();
-    return single(std::move(*s));
-  }
-  if (sameAsFirst.contains(name) && !operands.empty())
-    return single(operands[0]);
-
-  if (name == "tfc.matmul" && operands.size() == 2 && operands[0].size() >= 2 &&
-      operands[1].size() >= 2) {
-    const SymShape &a = operands[0], &b = operands[1];
-    SymShape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
-    llvm::Expected<SymShape> batch = broadcast(op, {batchA, batchB});
-    if (!batch)
-      return batch.takeError();
-    SymShape r = std::move(*batch);
-    r.push_back(a[a.size() - 2]);
-    r.push_back(boolAttr(op, "transpose_b") ? b[b.size() - 2]
-                                            : b[b.size() - 1]);
-    return single(std::move(r));
-  }
-  if (name == "tfc.transpose" && operands.size() == 1) {
-    std::optional<std::vector<int64_t>> perm = arrayAttr(op, "perm");
-    if (!perm || perm->size() != operands[0].size())
-      return makeError(opWhere(op) + ": bad 'perm'");
-    SymShape r;
-    for (int64_t p : *perm) {
-      if (p < 0 || static_cast<size_t>(p) >= operands[0].size())
-        return makeError(opWhere(op) + ": bad 'perm'");
-      r.push_back(operands[0][static_cast<size_t>(p)]);
-    }
-    return single(std::move(r));
-  }
-  if (name == "tfc.reshape" && operands.size() == 1) {
-    // The input's dynamic (in the IR type) dims go, in order, to the -1
-    // entries (docs/ir.md, "Reshape rule").
-    std::optional<std::vector<int64_t>> target = arrayAttr(op, "shape");
-    auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
-    std::vector<DimExpr> carried;
-    for (int64_t i = 0; i < inType.getRank(); ++i)
-      if (inType.isDynamicDim(i))
-        carried.push_back(operands[0][static_cast<size_t>(i)]);
-    if (!target)
-      return makeError(opWhere(op) + ": missing 'shape'");
-    SymShape r;
-    size_t next = 0;
-    for (int64_t d : *target) {
-      if (d != -1) {
-        r.push_back(DimExpr::of(d));
-        continue;
-      }
-      if (next >= carried.size())
-        return makeError(opWhere(op) + ": more -1 entries than dynamic dims");
-      r.push_back(carried[next++]);
-    }
-    return single(std::move(r));
-  }
-  if (name == "tfc.slice" && operands.size() == 1) {
-    llvm::Expected<size_t> axis = axisOf("axis", 0);
-    if (!axis)
-      return axis.takeError();
-    std::optional<int64_t> start = intAttr(op, "start"),
-                           end = intAttr(op, "end");
-    int64_t step = intAttr(op, "step").value_or(1);
-    if (!start || !end || *end <= *start || step < 1)
-      return makeError(opWhere(op) + ": bad 'start'/'end'/'step'");
-    SymShape r = operands[0];
-    r[*axis] = DimExpr::of(mlir::tfc::SliceOp::sliceSize(*start, *end, step));
-    return single(std::move(r));
-  }
-  if (name == "tfc.concat" && !operands.empty()) {
-    llvm::Expected<size_t> axis = axisOf("axis", 0);
-    if (!axis)
-      return axis.takeError();
-    SymShape r = operands[0];
-    for (size_t i = 1; i < operands.size(); ++i) {
-      if (operands[i].size() != r.size())
-        return makeError(opWhere(op) + ": operands differ in rank");
-      r[*axis] = add(r[*axis], operands[i][*axis]);
-      // Other dims agree; a static one is the more precise.
-      for (size_t d = 0; d < r.size(); ++d)
-        if (d != *axis && !r[d].isStatic() && operands[i][d].isStatic())
-          r[d] = operands[i][d];
-    }
-    return single(std::move(r));
-  }
-  if (name == "tfc.gather" && operands.size() == 2 && !operands[0].empty()) {
-    SymShape r = operands[1];
-    r.insert(r.end(), operands[0].begin() + 1, operands[0].end());
-    return single(std::move(r));
-  }
-  if ((name == "tfc.reduce_sum" || name == "tfc.reduce_mean" ||
-       name == "tfc.reduce_max") &&
-      operands.size() == 1) {
-    llvm::Expected<size_t> axis = axisOf("axis", 0);
-    if (!axis)
-      return axis.takeError();
-    SymShape r = operands[0];
-    if (boolAttr(op, "keepdim"))
-      r[*axis] = DimExpr::of(1);
-    else
-      r.erase(r.begin() + static_cast<ptrdiff_t>(*axis));
-    return single(std::move(r));
-  }
-  if (name == "tfc.positions" && !operands.empty()) {
-    // The length is the ref dim; the offset operand only shifts the values.
-    llvm::Expected<size_t> axis = axisOf("axis", 0);
-    if (!axis)
-      return axis.takeError();
-    return single({operands[0][*axis]});
-  }
-  if (name == "tfc.causal_mask" && operands.size() == 2) {
-    llvm::Expected<size_t> q = axisOf("q_axis", 0);
-    if (!q)
-      return q.takeError();
-    llvm::Expected<size_t> k = axisOf("k_axis", 1);
-    if (!k)
-      return k.takeError();
-    return single({operands[0][*q], operands[1][*k]});
-  }
-
-  // No rule: each result takes the symbolic dims of the first operand of its
-  // rank (see the file comment); static IR dims are filled in by the caller.
+  ShapeRuleContext ctx(op, operands, bcast);
   std::vector<SymShape> results;
-  for (OpResult result : op->getResults()) {
-    auto type = cast<RankedTensorType>(result.getType());
-    const SymShape *donor = nullptr;
-    for (const SymShape &s : operands)
-      if (static_cast<int64_t>(s.size()) == type.getRank()) {
-        donor = &s;
-        break;
-      }
-    SymShape r;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      if (!type.isDynamicDim(d)) {
-        r.push_back(DimExpr::of(type.getDimSize(d)));
-        continue;
-      }
-      if (!donor || (*donor)[static_cast<size_t>(d)].isStatic())
-        return makeError(opWhere(op) +
-                         ": no symbolic shape rule for this op, and no "
-                         "operand of rank " +
-                         std::to_string(type.getRank()) +
-                         " has a symbolic dim " + std::to_string(d) +
-                         " to give result " +
-                         std::to_string(result.getResultNumber()));
-      r.push_back((*donor)[static_cast<size_t>(d)]);
-    }
-    results.push_back(std::move(r));
-  }
+  if (failed(rule.inferSymbolicShapes(ctx, results)))
+    return ctx.error();
   return results;
 }
 
@@ -704,7 +538,7 @@ llvm::Error EntryBuilder::addChecks(Operation *op) {
       if (!offsetAxis || *offsetAxis < 0 ||
           static_cast<size_t>(*offsetAxis) >= offsetShape.size())
         return makeError(opWhere(def) + ": bad 'offset_axis'");
-      end = add(end, offsetShape[static_cast<size_t>(*offsetAxis)]);
+      end = rt::add(end, offsetShape[static_cast<size_t>(*offsetAxis)]);
     }
     if (end.isStatic()) {
       if (end.constant > rows)
@@ -715,7 +549,7 @@ llvm::Error EntryBuilder::addChecks(Operation *op) {
     }
     // rows - end >= 0; the executor prints it as "end <= rows".
     rt::DimCheck check;
-    check.dim = add(DimExpr::of(rows), end, -1);
+    check.dim = rt::add(DimExpr::of(rows), end, -1);
     check.min = 0;
     check.what = "positions index " + tableName + " (" + std::to_string(rows) +
                  " rows)" + at;
@@ -889,7 +723,7 @@ std::optional<DimExpr> EntryBuilder::parseDeclaredDim(llvm::StringRef text) {
     sign = rest[cut] == '-' ? -1 : 1;
     rest = rest.substr(cut + 1).trim();
   }
-  return canonical(d);
+  return rt::canonical(d);
 }
 
 llvm::Error EntryBuilder::addReturn(func::ReturnOp ret) {

@@ -20,6 +20,7 @@
 #ifndef TFC_RUNTIME_PLAN_H
 #define TFC_RUNTIME_PLAN_H
 
+#include "runtime/DimExpr.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
@@ -30,18 +31,6 @@
 #include <vector>
 
 namespace tfc::rt {
-
-/// A dimension size: constant + sum(coeff * symbol).
-struct DimExpr {
-  int64_t constant = 0;
-  std::vector<std::pair<int32_t, int64_t>> terms; // (symbol index, coeff)
-
-  static DimExpr of(int64_t value) { return DimExpr{value, {}}; }
-  bool isStatic() const { return terms.empty(); }
-  bool operator==(const DimExpr &other) const {
-    return constant == other.constant && terms == other.terms;
-  }
-};
 
 /// Where a symbolic dimension is read: axis `axis` of entry input `input`.
 struct SymbolSource {
