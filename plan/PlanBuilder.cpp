@@ -623,6 +623,11 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   if (llvm::Error e = addChecks(op))
     return e;
 
+  // Every tfc op states its family; only param and constant have no kernel,
+  // and they are not steps.
+  auto family = dyn_cast<mlir::tfc::KernelFamilyOpInterface>(op);
+  if (!family || family.getKernelFamily() == rt::KernelFamily::None)
+    return makeError(opWhere(op) + ": the op has no kernel");
   std::string signature = module.signature(op);
   auto [it, inserted] = module.kernelBySignature.try_emplace(
       signature, static_cast<int32_t>(module.plan.kernels.size()));
@@ -630,6 +635,8 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
     rt::PlanKernel kernel;
     kernel.name =
         kernelName(module.plan.kernels.size(), op->getName().getStringRef());
+    kernel.op = op->getName().getStringRef().str();
+    kernel.family = family.getKernelFamily();
     kernel.signature = signature;
     kernel.numInputs = static_cast<int32_t>(op->getNumOperands());
     kernel.numOutputs = static_cast<int32_t>(op->getNumResults());

@@ -192,14 +192,10 @@ private:
   size_t freeBytes = 0;
 };
 
-/// Whether a kernel is a `tfc.reshape` (by its signature: "tfc.reshape" then
-/// a space, '(' or '{').
-bool isReshapeKernel(const PlanKernel &kernel) {
-  const std::string prefix = "tfc.reshape";
-  const std::string &sig = kernel.signature;
-  return sig.compare(0, prefix.size(), prefix) == 0 &&
-         (sig.size() == prefix.size() || sig[prefix.size()] == ' ' ||
-          sig[prefix.size()] == '(' || sig[prefix.size()] == '{');
+/// Whether a kernel only reinterprets its input (`tfc.reshape`), so that a
+/// contiguous input can be passed through as a view.
+bool isViewKernel(const PlanKernel &kernel) {
+  return kernel.family == KernelFamily::View;
 }
 
 } // namespace
@@ -1089,7 +1085,7 @@ Executor::runEntry(const std::string &entryName,
       return Status::error(where + "entry '" + entry.name + "': kernel '" +
                            kernel.name + "' (" + kernel.signature + ") " + msg);
     };
-    if (views && isReshapeKernel(kernel) && step.inputs.size() == 1 &&
+    if (views && isViewKernel(kernel) && step.inputs.size() == 1 &&
         step.outputs.size() == 1) {
       // The result is the input's bytes with another shape.
       size_t in = static_cast<size_t>(step.inputs[0]);

@@ -450,6 +450,9 @@ Status verifyPlan(const Plan &plan) {
     if (k.numInputs < 0 || k.numOutputs < 1)
       return Status::error("plan: kernel " + std::to_string(i) + " ('" +
                            k.name + "') has invalid argument counts");
+    if (k.op.empty() || k.family == KernelFamily::None)
+      return Status::error("plan: kernel " + std::to_string(i) + " ('" +
+                           k.name + "') has no op or no kernel family");
   }
   std::set<std::string> paramNames;
   for (const ParamInfo &p : plan.params) {
@@ -552,11 +555,13 @@ static bool base64Decode(const std::string &text, std::vector<uint8_t> &out) {
 // Serialization
 //===----------------------------------------------------------------------===//
 
-// The JSON form (version 1). A DimExpr is a bare integer when static, else
+// The JSON form (version 3; version 2 had no kernel "op" and "family",
+// version 1 no caches). A DimExpr is a bare integer when static, else
 // {"c": constant, "t": [[symbol, coeff], ...]}:
 //
-// {"format": "tfc-plan", "version": 1, "model": "gpt2",
-//  "kernels": [{"name", "signature", "inputs": n, "outputs": n}],
+// {"format": "tfc-plan", "version": 3, "model": "gpt2",
+//  "kernels": [{"name", "op", "family", "signature", "inputs": n,
+//               "outputs": n}],
 //  "params": [{"name", "shape": [..], "dtype": "f32"}],
 //  "constants": [{"dtype", "shape": [..], "data": "<base64>"}],
 //  "entries": [{"name", "symbols": [{"name", "input", "axis", "bound"}],
@@ -569,7 +574,7 @@ static bool base64Decode(const std::string &text, std::vector<uint8_t> &out) {
 //               "steps": [{"kernel", "inputs", "outputs", "release",
 //                          "location"}]}]}
 
-static constexpr int kPlanFormatVersion = 2;
+static constexpr int kPlanFormatVersion = 3;
 
 static json dimToJson(const DimExpr &dim) {
   if (dim.isStatic())
@@ -614,6 +619,8 @@ Expected<std::string> serializePlan(const Plan &plan) {
   json kernels = json::array();
   for (const PlanKernel &k : plan.kernels)
     kernels.push_back({{"name", k.name},
+                       {"op", k.op},
+                       {"family", std::string(kernelFamilyName(k.family))},
                        {"signature", k.signature},
                        {"inputs", k.numInputs},
                        {"outputs", k.numOutputs}});
@@ -1026,11 +1033,18 @@ static bool readPlan(Reader &r, const json &root, Plan &plan) {
     const json &k = (*kernels)[i];
     std::string p = "kernels[" + std::to_string(i) + "]";
     PlanKernel kernel;
+    std::string family;
     if (!r.readString(k, p, "name", kernel.name) ||
+        !r.readString(k, p, "op", kernel.op) ||
+        !r.readString(k, p, "family", family) ||
         !r.readString(k, p, "signature", kernel.signature) ||
         !r.readI32(k, p, "inputs", kernel.numInputs) ||
         !r.readI32(k, p, "outputs", kernel.numOutputs))
       return false;
+    std::optional<KernelFamily> parsed = parseKernelFamily(family);
+    if (!parsed || *parsed == KernelFamily::None)
+      return r.fail(p + ".family", "unknown kernel family '" + family + "'");
+    kernel.family = *parsed;
     plan.kernels.push_back(std::move(kernel));
   }
 

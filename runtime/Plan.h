@@ -21,6 +21,7 @@
 #define TFC_RUNTIME_PLAN_H
 
 #include "runtime/DimExpr.h"
+#include "runtime/KernelFamily.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
@@ -133,11 +134,15 @@ struct PlanEntry {
   int64_t symbolBound(const std::string &name) const;
 };
 
-/// One compiled kernel: its symbol name in an AOT library, and the
-/// signature it was compiled from (op, attributes, operand and result types)
-/// so `tfc dump` and error messages can say what it computes.
+/// One compiled kernel: its symbol name in an AOT library; the op it
+/// computes ("tfc.matmul") and that op's kernel family, which the runtime
+/// and `tfc bench` use as data; and the signature it was compiled from (op,
+/// attributes, operand and result types) so `tfc dump` and error messages
+/// can say what it computes. The signature is for people: nothing parses it.
 struct PlanKernel {
   std::string name;
+  std::string op;
+  KernelFamily family = KernelFamily::Elementwise;
   std::string signature;
   int32_t numInputs = 0;
   int32_t numOutputs = 0;

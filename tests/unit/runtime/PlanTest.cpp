@@ -53,6 +53,8 @@ void expectSamePlan(const Plan &a, const Plan &b) {
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     EXPECT_EQ(a.kernels[i].name, b.kernels[i].name);
+    EXPECT_EQ(a.kernels[i].op, b.kernels[i].op);
+    EXPECT_EQ(a.kernels[i].family, b.kernels[i].family);
     EXPECT_EQ(a.kernels[i].signature, b.kernels[i].signature);
     EXPECT_EQ(a.kernels[i].numInputs, b.kernels[i].numInputs);
     EXPECT_EQ(a.kernels[i].numOutputs, b.kernels[i].numOutputs);
@@ -168,9 +170,17 @@ TEST(PlanTest, DeserializeRefusesCorruptPlans) {
   EXPECT_CONTAINS(deserializePlan("{\"format\": ").message(), "not valid JSON");
   EXPECT_CONTAINS(deserializePlan("[1, 2]").message(), "expected an object");
   expectCorrupt("\"tfc-plan\"", "\"onnx\"", "expected 'tfc-plan'");
-  expectCorrupt("\"version\":2", "\"version\":3", "unsupported version 3");
+  expectCorrupt("\"version\":3", "\"version\":4", "unsupported version 4");
   expectCorrupt("\"op\":0", "\"op\":7", "unknown step op 7");
   expectCorrupt("\"op\":0", "\"op\":1", "cache step without a cache");
+  // Older plans (version 1: no cache steps; 2: no kernel op or family) are
+  // refused, not guessed.
+  expectCorrupt("\"version\":3", "\"version\":2", "unsupported version 2");
+  expectCorrupt("\"family\":\"data_movement\"", "\"family\":\"dataMovement\"",
+                "kernels[0].family: unknown kernel family 'dataMovement'");
+  expectCorrupt("\"family\":\"data_movement\"", "\"family\":\"none\"",
+                "unknown kernel family 'none'");
+  expectCorrupt("\"op\":\"tfc.gather\",", "", "kernels[0]");
   expectCorrupt("\"kind\":\"temp\"", "\"kind\":\"scratch\"",
                 "unknown value kind 'scratch'");
   expectCorrupt("\"dtype\":\"bool\"", "\"dtype\":\"b1\"", "unknown dtype 'b1'");

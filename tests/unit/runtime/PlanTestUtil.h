@@ -53,11 +53,16 @@ inline Plan makeToyPlan() {
   Plan plan;
   plan.modelName = "toy";
   plan.kernels = {
-      {"k0_gather", "tfc.gather (tensor<10x4xf32>, tensor<?x?xi32>)", 2, 1},
-      {"k1_mul", "tfc.mul (tensor<?x?x4xf32>, tensor<f32>)", 2, 1},
-      {"k2_mask", "tfc.where (tensor<?x?xi1>, ...)", 2, 1},
-      {"k3_concat", "tfc.concat {axis = 1}", 2, 1},
-      {"k4_first", "tfc.slice {axis = 1, start = 0, end = 1}", 1, 1},
+      {"k0_gather", "tfc.gather", KernelFamily::DataMovement,
+       "tfc.gather (tensor<10x4xf32>, tensor<?x?xi32>)", 2, 1},
+      {"k1_mul", "tfc.mul", KernelFamily::Elementwise,
+       "tfc.mul (tensor<?x?x4xf32>, tensor<f32>)", 2, 1},
+      {"k2_mask", "tfc.where", KernelFamily::Elementwise,
+       "tfc.where (tensor<?x?xi1>, ...)", 2, 1},
+      {"k3_concat", "tfc.concat", KernelFamily::DataMovement,
+       "tfc.concat {axis = 1}", 2, 1},
+      {"k4_first", "tfc.slice", KernelFamily::DataMovement,
+       "tfc.slice {axis = 1, start = 0, end = 1}", 1, 1},
   };
   plan.params = {{"wte", {10, 4}, DType::F32}};
   plan.constants = {*Tensor::fromF32({}, {2.0f})};
