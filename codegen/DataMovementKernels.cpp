@@ -212,6 +212,24 @@ llvm::Expected<Func> buildPositions(KernelContext &ctx, PositionsOp op,
   return out;
 }
 
+llvm::Expected<Func> buildArange(KernelContext &ctx, ArangeOp op,
+                                 const std::vector<Var> &vars) {
+  Expr start(static_cast<int64_t>(op.getStart()));
+  Expr step(static_cast<int64_t>(op.getStep()));
+  Expr value = start + step * cast<int64_t>(vars[0]);
+  Func out = ctx.func();
+  define(out, vars, cast<int32_t>(value));
+  if (op.getRef()) {
+    std::optional<uint64_t> axis = op.getAxis();
+    if (!axis || *axis >= static_cast<uint64_t>(ctx.inputs[0].rank()))
+      return ctx.error("axis missing or out of range");
+    // The length comes from `ref`: refuse an output of another length.
+    out.output_buffer().dim(0).set_extent(
+        ctx.inputs[0].extent(static_cast<int>(*axis)));
+  }
+  return out;
+}
+
 llvm::Expected<Func> buildCausalMask(KernelContext &ctx, CausalMaskOp op,
                                      const std::vector<Var> &vars) {
   const TensorInput &qRef = ctx.inputs[0];
@@ -303,6 +321,8 @@ llvm::Expected<Func> buildDataMovement(KernelContext &ctx) {
       return buildPositions(ctx, p, vars);
     if (auto m = llvm::dyn_cast<CausalMaskOp>(op))
       return buildCausalMask(ctx, m, vars);
+    if (auto a = llvm::dyn_cast<ArangeOp>(op))
+      return buildArange(ctx, a, vars);
     return ctx.error("not a data movement op");
   };
   llvm::Expected<Func> out = build();

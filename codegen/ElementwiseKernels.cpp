@@ -150,6 +150,7 @@ llvm::Expected<Func> buildElementwise(KernelContext &ctx) {
           .Case<SiluOp>([&](auto) { return activation("silu", in(0)); })
           .Case<SinOp>([&](auto) { return sin(in(0)); })
           .Case<CosOp>([&](auto) { return cos(in(0)); })
+          .Case<AbsOp>([&](auto) { return abs(in(0)); })
           .Case<GeluOp>([&](GeluOp gelu) -> Expr {
             if (gelu.getApproximate() == "none")
               return activation("gelu", in(0));

@@ -229,9 +229,10 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
   std::string what = describe(op);
   if (!hasKernel(op))
     return llvm::createStringError(what + ": no kernel for this op");
-  // One result, or several of one element type (tfc.add_layer_norm's output
-  // and sum): the builder then returns a Tuple-valued Func, one element per
-  // result, and the kernel takes one output buffer per result.
+  // One result, or several (tfc.add_layer_norm's output and sum,
+  // tfc.topk's values and indices): the builder then returns a Tuple-valued
+  // Func, one element per result, and the kernel takes one output buffer per
+  // result. ctx.resultStorage is result 0's storage type.
   if (op->getNumResults() < 1)
     return llvm::createStringError(what + ": expected a result");
   std::vector<mlir::RankedTensorType> resultTypes;
@@ -243,15 +244,14 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
     resultTypes.push_back(ranked);
   }
   auto resultType = resultTypes.front();
-  llvm::Expected<Halide::Type> resultStorage =
-      storageType(resultType.getElementType());
-  if (!resultStorage)
-    return llvm::createStringError(
-        what + ": result: " + llvm::toString(resultStorage.takeError()));
-  for (mlir::RankedTensorType t : resultTypes)
-    if (t.getElementType() != resultType.getElementType())
+  std::vector<Halide::Type> resultStorages;
+  for (mlir::RankedTensorType t : resultTypes) {
+    llvm::Expected<Halide::Type> storage = storageType(t.getElementType());
+    if (!storage)
       return llvm::createStringError(what +
-                                     ": results of different element types");
+                       ": result: " + llvm::toString(storage.takeError()));
+    resultStorages.push_back(*storage);
+  }
   std::vector<std::pair<mlir::RankedTensorType, Halide::Type>> operands;
   for (auto [i, type] : llvm::enumerate(op->getOperandTypes())) {
     auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
@@ -281,7 +281,7 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
     ctx.target = target;
     ctx.base = base.str();
     ctx.resultType = resultType;
-    ctx.resultStorage = *resultStorage;
+    ctx.resultStorage = resultStorages.front();
     for (auto [i, operand] : llvm::enumerate(operands))
       ctx.inputs.emplace_back(operand.first, operand.second,
                               ctx.base + "_in" + std::to_string(i));
@@ -295,8 +295,8 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
       builderError = ctx.error("kernel computes the wrong number of results");
       return;
     }
-    for (const Halide::Type &t : out->output_types())
-      if (t != ctx.resultStorage) {
+    for (auto [t, expected] : llvm::zip(out->output_types(), resultStorages))
+      if (t != expected) {
         builderError = ctx.error("kernel computes the wrong element type");
         return;
       }

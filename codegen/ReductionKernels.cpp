@@ -1,6 +1,7 @@
 //===- ReductionKernels.cpp - Reductions, softmax and norms ---------------===//
 //
-// reduce_sum/mean/max, softmax, layer_norm and rms_norm. Accumulation is in
+// reduce_sum/mean/max, softmax, layer_norm and rms_norm; and the index
+// reductions and scans argmax, topk and cumsum. Accumulation is in
 // fp32 for floats (integers accumulate in their own type, as the result
 // type says). Softmax subtracts the row max before exp; layer_norm uses the
 // two-pass mean and biased variance (PyTorch's definition).
@@ -309,6 +310,88 @@ llvm::Expected<Func> buildNorm(KernelContext &ctx, bool rms, double epsilon) {
 
 } // namespace
 
+/// tfc.argmax: the first index of the row maximum (Halide's argmax keeps
+/// the first of equal values).
+llvm::Expected<Func> buildArgmax(KernelContext &ctx, ArgmaxOp op) {
+  const TensorInput &in = ctx.inputs[0];
+  int rank = in.rank();
+  if (op.getAxis() >= static_cast<uint64_t>(rank))
+    return ctx.error("axis out of range");
+  int axis = static_cast<int>(op.getAxis());
+  std::vector<Var> vars = axisVars(ctx.resultRank());
+  RDom r(0, in.extent(axis), ctx.base + "_r");
+  std::vector<Expr> inIdx;
+  for (int i = 0, v = 0; i < rank; ++i) {
+    if (i == axis) {
+      inIdx.push_back(r);
+      if (op.getKeepdim())
+        ++v;
+    } else {
+      inIdx.push_back(vars[v++]);
+    }
+  }
+  Func out = ctx.func();
+  Tuple best = argmax(r, in.at(inIdx), ctx.base + "_best");
+  define(out, vars, cast<int32_t>(best[0]));
+  if (!ctx.gpu() && !vars.empty())
+    parallelRows(out, std::vector<Var>(vars.rbegin(), vars.rend()), 1);
+  return out;
+}
+
+/// tfc.topk along the last axis: k passes over each row; pass j selects the
+/// largest element that comes after pass j-1's in (value descending,
+/// position ascending) order.
+llvm::Expected<Func> buildTopk(KernelContext &ctx, TopkOp op) {
+  const TensorInput &in = ctx.inputs[0];
+  int last = in.rank() - 1;
+  if (last < 0)
+    return ctx.error("input must have rank >= 1");
+  std::vector<Var> vars = axisVars(in.rank());
+  std::vector<Expr> idx = asExprs(vars);
+  Type t = ctx.resultStorage;
+  Func sel = ctx.func("select");
+  ref(sel, idx) = Tuple(lowest(t), Expr(-1));
+  RDom r(0, in.extent(last), 0, static_cast<int>(op.getK()), ctx.base + "_r");
+  auto withLast = [&](Expr e) {
+    std::vector<Expr> at = idx;
+    at[last] = std::move(e);
+    return at;
+  };
+  Expr x = cast(t, in.at(withLast(r.x)));
+  FuncRef prev = ref(sel, withLast(max(r.y - 1, 0)));
+  FuncRef cur = ref(sel, withLast(r.y));
+  Expr pv = prev[0], pi = prev[1], cv = cur[0], ci = cur[1];
+  Expr eligible = r.y == 0 || x < pv || (x == pv && r.x > pi);
+  Expr better = eligible && (ci < 0 || x > cv);
+  ref(sel, withLast(r.y)) =
+      Tuple(select(better, x, cv), select(better, r.x, ci));
+  Func out = ctx.func();
+  FuncRef selected = ref(sel, idx);
+  ref(out, idx) = Tuple(selected[0], selected[1]);
+  sel.compute_root();
+  return out;
+}
+
+/// tfc.cumsum: a scan along `axis` (serial along it; accumulation in the
+/// result type, as PyTorch's for f32 and integers).
+llvm::Expected<Func> buildCumsum(KernelContext &ctx, CumsumOp op) {
+  const TensorInput &in = ctx.inputs[0];
+  if (op.getAxis() >= static_cast<uint64_t>(in.rank()))
+    return ctx.error("axis out of range");
+  int axis = static_cast<int>(op.getAxis());
+  std::vector<Var> vars = axisVars(in.rank());
+  Type t = ctx.resultStorage;
+  Func scan = ctx.func("scan");
+  define(scan, vars, cast(t, in.at(asExprs(vars))));
+  RDom r(1, max(in.extent(axis) - 1, 0), ctx.base + "_r");
+  ref(scan, withAt(vars, axis, r)) =
+      call(scan, withAt(vars, axis, r - 1)) + cast(t, in.at(withAt(vars, axis, r)));
+  Func out = ctx.func();
+  define(out, vars, call(scan, asExprs(vars)));
+  scan.compute_root();
+  return out;
+}
+
 llvm::Expected<Func> buildReduction(KernelContext &ctx) {
   mlir::Operation *op = ctx.op;
   if (auto r = llvm::dyn_cast<ReduceSumOp>(op))
@@ -323,6 +406,12 @@ llvm::Expected<Func> buildReduction(KernelContext &ctx) {
     return buildNorm(ctx, /*rms=*/false, ln.getEpsilon().convertToDouble());
   if (auto rn = llvm::dyn_cast<RmsNormOp>(op))
     return buildNorm(ctx, /*rms=*/true, rn.getEpsilon().convertToDouble());
+  if (auto a = llvm::dyn_cast<ArgmaxOp>(op))
+    return buildArgmax(ctx, a);
+  if (auto c = llvm::dyn_cast<CumsumOp>(op))
+    return buildCumsum(ctx, c);
+  if (auto k = llvm::dyn_cast<TopkOp>(op))
+    return buildTopk(ctx, k);
   return ctx.error("not a reduction");
 }
 

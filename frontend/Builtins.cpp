@@ -59,6 +59,17 @@ ElaboratorImpl::createOp(llvm::StringRef name, mlir::ValueRange operands,
                          mlir::Type resultType,
                          llvm::ArrayRef<mlir::NamedAttribute> attributes,
                          SourceLoc at) {
+  std::optional<mlir::Operation *> op =
+      createOpWithResults(name, operands, resultType, attributes, at);
+  if (!op)
+    return std::nullopt;
+  return (*op)->getResult(0);
+}
+
+std::optional<mlir::Operation *> ElaboratorImpl::createOpWithResults(
+    llvm::StringRef name, mlir::ValueRange operands,
+    mlir::TypeRange resultTypes,
+    llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at) {
   if (!builder.getInsertionBlock()) {
     // Config values, dim bounds and input types are evaluated outside any
     // function: an op built there would be detached (and leaked).
@@ -75,10 +86,9 @@ ElaboratorImpl::createOp(llvm::StringRef name, mlir::ValueRange operands,
     location = mlir::CallSiteLoc::get(location, *frames.back().callSite);
   mlir::OperationState state(location, name);
   state.addOperands(operands);
-  state.addTypes(resultType);
+  state.addTypes(resultTypes);
   state.addAttributes(attributes);
-  mlir::Operation *op = builder.create(state);
-  return op->getResult(0);
+  return builder.create(state);
 }
 
 bool ElaboratorImpl::checkShape(const std::string &dtype,
@@ -838,7 +848,7 @@ const std::map<std::string, std::string> &unaryOps() {
       {"rsqrt", "tfc.rsqrt"},     {"tanh", "tfc.tanh"}, {"erf", "tfc.erf"},
       {"sigmoid", "tfc.sigmoid"}, {"relu", "tfc.relu"}, {"silu", "tfc.silu"},
       {"gelu", "tfc.gelu"},       {"sin", "tfc.sin"},   {"cos", "tfc.cos"},
-      {"gelu_tanh", "tfc.gelu"},  {"neg", "tfc.neg"}};
+      {"gelu_tanh", "tfc.gelu"},  {"neg", "tfc.neg"},   {"abs", "tfc.abs"}};
   return unary;
 }
 
@@ -878,6 +888,12 @@ public:
   MaybeValue callNorm();
   MaybeValue callPositions();
   MaybeValue callCausalMask();
+
+  // Index ops.
+  MaybeValue callArgmax();
+  MaybeValue callTopk();
+  MaybeValue callCumsum();
+  MaybeValue callArange();
 
 private:
   const TensorValue *tensorArg(const Value &v, const char *name) {
@@ -1483,6 +1499,148 @@ MaybeValue BuiltinCall::callCausalMask() {
 }
 
 //===----------------------------------------------------------------------===//
+// Index ops: argmax, topk, cumsum, arange
+//===----------------------------------------------------------------------===//
+
+MaybeValue BuiltinCall::callArgmax() {
+  auto args = E.bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1)),
+                                opt("keepdim", Value::ofBool(false))});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> axisIn = E.expectInt((*args)[1], "axis", at);
+  std::optional<int64_t> axis =
+      axisIn ? E.normalizeAxis(*axisIn, x->shape.size(), "argmax", at)
+             : std::nullopt;
+  if (!axis)
+    return std::nullopt;
+  if (!(*args)[2].is(Value::Kind::Bool)) {
+    E.diags.error(at, "keepdim must be a bool");
+    return std::nullopt;
+  }
+  if (x->dtype == "bool") {
+    E.diags.error(at, "`argmax` needs a numeric tensor, got bool");
+    return std::nullopt;
+  }
+  bool keepdim = (*args)[2].getBool();
+  SymShape shape = x->shape;
+  if (keepdim)
+    shape[*axis] = SymDim::of(1);
+  else
+    shape.erase(shape.begin() + *axis);
+  std::optional<TensorValue> result = E.makeTensor(
+      "tfc.argmax", {x->value}, "i32", shape,
+      {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
+       b.getNamedAttr("keepdim", b.getBoolAttr(keepdim))},
+      at, "the result of `argmax`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue BuiltinCall::callTopk() {
+  auto args = E.bindArgs(call, {req("x"), req("k")});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> k = E.expectInt((*args)[1], "k", at);
+  if (!k)
+    return std::nullopt;
+  if (x->dtype == "bool" || x->shape.empty()) {
+    E.diags.error(at, "`topk` needs a numeric tensor of rank >= 1");
+    return std::nullopt;
+  }
+  const SymDim &last = x->shape.back();
+  if (*k < 1 || (last.isStatic() && *k > last.constant)) {
+    E.diags.error(at, "`topk`: k = " + std::to_string(*k) +
+                          " must be in 1.." + last.str() +
+                          " (the last dim of x)");
+    return std::nullopt;
+  }
+  SymShape shape = x->shape;
+  shape.back() = SymDim::of(*k);
+  if (!E.checkShape(x->dtype, shape, at, "the result of `topk`"))
+    return std::nullopt;
+  std::optional<mlir::Operation *> op = E.createOpWithResults(
+      "tfc.topk", {x->value},
+      {E.tensorType(x->dtype, shape), E.tensorType("i32", shape)},
+      {b.getNamedAttr("k", b.getI64IntegerAttr(*k))}, at);
+  if (!op)
+    return std::nullopt;
+  return Value::ofList(
+      {Value::ofTensor(TensorValue{(*op)->getResult(0), x->dtype, shape, at,
+                                   "the values of `topk`"}),
+       Value::ofTensor(TensorValue{(*op)->getResult(1), "i32", shape, at,
+                                   "the indices of `topk`"})});
+}
+
+MaybeValue BuiltinCall::callCumsum() {
+  auto args = E.bindArgs(call, {req("x"), opt("axis", Value::ofInt(-1))});
+  if (!args)
+    return std::nullopt;
+  const TensorValue *x = tensorArg((*args)[0], "x");
+  if (!x)
+    return std::nullopt;
+  std::optional<int64_t> axisIn = E.expectInt((*args)[1], "axis", at);
+  std::optional<int64_t> axis =
+      axisIn ? E.normalizeAxis(*axisIn, x->shape.size(), "cumsum", at)
+             : std::nullopt;
+  if (!axis)
+    return std::nullopt;
+  if (x->dtype == "bool") {
+    E.diags.error(at, "`cumsum` needs a numeric tensor (cast a mask first)");
+    return std::nullopt;
+  }
+  std::optional<TensorValue> result =
+      E.makeTensor("tfc.cumsum", {x->value}, x->dtype, x->shape,
+                   {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
+                   "the result of `cumsum`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+MaybeValue BuiltinCall::callArange() {
+  auto args = E.bindArgs(call, {req("n"), opt("start", Value::ofInt(0)),
+                                opt("step", Value::ofInt(1))});
+  if (!args)
+    return std::nullopt;
+  std::optional<SymDim> n = (*args)[0].asDim();
+  std::optional<int64_t> start = E.expectInt((*args)[1], "start", at);
+  std::optional<int64_t> step =
+      start ? E.expectInt((*args)[2], "step", at) : std::nullopt;
+  if (!step)
+    return std::nullopt;
+  if (!n) {
+    E.diags.error(at, "`arange` takes a length (an int or a dim), got " +
+                          (*args)[0].describe());
+    return std::nullopt;
+  }
+  std::vector<mlir::Value> operands;
+  std::vector<mlir::NamedAttribute> attrs = {
+      b.getNamedAttr("start", b.getI64IntegerAttr(*start)),
+      b.getNamedAttr("step", b.getI64IntegerAttr(*step))};
+  if (n->isStatic()) {
+    attrs.push_back(b.getNamedAttr("length", b.getI64IntegerAttr(n->constant)));
+  } else {
+    std::optional<DimSource> src = E.dimSource((*args)[0], at, "`arange`");
+    if (!src)
+      return std::nullopt;
+    operands.push_back(src->value);
+    attrs.push_back(b.getNamedAttr("axis", b.getI64IntegerAttr(src->axis)));
+  }
+  std::optional<TensorValue> result = E.makeTensor(
+      "tfc.arange", operands, "i32", {*n}, attrs, at, "the result of `arange`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+//===----------------------------------------------------------------------===//
 // The builtin table
 //===----------------------------------------------------------------------===//
 
@@ -1518,6 +1676,10 @@ const std::map<std::string, Handler> &builtinTable() {
         {"dim", &BuiltinCall::callDim},
         {"positions", &BuiltinCall::callPositions},
         {"causal_mask", &BuiltinCall::callCausalMask},
+        {"argmax", &BuiltinCall::callArgmax},
+        {"topk", &BuiltinCall::callTopk},
+        {"cumsum", &BuiltinCall::callCumsum},
+        {"arange", &BuiltinCall::callArange},
     };
     for (const auto &entry : unaryOps())
       t.emplace(entry.first, &BuiltinCall::callUnary);

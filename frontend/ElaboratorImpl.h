@@ -210,6 +210,12 @@ public:
   createOp(llvm::StringRef name, mlir::ValueRange operands,
            mlir::Type resultType,
            llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at);
+  /// The same for an op with several results (tfc.topk).
+  std::optional<mlir::Operation *>
+  createOpWithResults(llvm::StringRef name, mlir::ValueRange operands,
+                      mlir::TypeRange resultTypes,
+                      llvm::ArrayRef<mlir::NamedAttribute> attributes,
+                      SourceLoc at);
   std::optional<TensorValue>
   makeTensor(llvm::StringRef opName, mlir::ValueRange operands,
              const std::string &dtype, const SymShape &shape,

@@ -285,3 +285,47 @@ CausalMaskOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
     return failure();
   return single(results, {q[*qAxis], k[*kAxis]});
 }
+
+//===----------------------------------------------------------------------===//
+// Index ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ArgmaxOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
+                                            std::vector<SymShape> &results) {
+  return reduceShape(ctx.operandShape(0), getAxis(), getKeepdim(), ctx,
+                     results);
+}
+
+std::optional<OpFlops> TopkOp::countFlops() {
+  // k passes over each row (a comparison per element and pass).
+  std::optional<double> n =
+      mlir::tfc::detail::staticNumElements(getInput().getType());
+  if (!n)
+    return std::nullopt;
+  return OpFlops{0, static_cast<double>(getK()) * *n};
+}
+
+LogicalResult TopkOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
+                                          std::vector<SymShape> &results) {
+  SymShape r = ctx.operandShape(0);
+  if (r.empty())
+    return ctx.fail("input must have rank >= 1");
+  r.back() = DimExpr::of(static_cast<int64_t>(getK()));
+  results.push_back(r);
+  results.push_back(r);
+  return success();
+}
+
+LogicalResult ArangeOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
+                                            std::vector<SymShape> &results) {
+  if (std::optional<uint64_t> length = getLength())
+    return single(results, {DimExpr::of(static_cast<int64_t>(*length))});
+  if (!getRef() || !getAxis())
+    return ctx.fail("needs 'length', or a ref operand and 'axis'");
+  const SymShape &ref = ctx.operandShape(0);
+  FailureOr<size_t> axis = axisIn(static_cast<int64_t>(*getAxis()), ref,
+                                  "axis", ctx);
+  if (failed(axis))
+    return failure();
+  return single(results, {ref[*axis]});
+}

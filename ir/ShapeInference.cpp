@@ -278,6 +278,7 @@ TFC_SAME_AS_INPUT(SigmoidOp)
 TFC_SAME_AS_INPUT(SinOp)
 TFC_SAME_AS_INPUT(CosOp)
 TFC_SAME_AS_INPUT(NotOp)
+TFC_SAME_AS_INPUT(AbsOp)
 #undef TFC_SAME_AS_INPUT
 
 LogicalResult GeluOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
@@ -650,6 +651,98 @@ LogicalResult CausalMaskOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
                        << str(*k) << ")";
   types.push_back(RankedTensorType::get({qLen, kLen},
                                         IntegerType::get(q->getContext(), 1)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Index ops: argmax, topk, cumsum, arange
+//===----------------------------------------------------------------------===//
+
+LogicalResult ArgmaxOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                   SmallVectorImpl<Type> &types) {
+  if (failed(inferReduce(adaptor.getInput(), adaptor.getProperties().axis,
+                         adaptor.getProperties().keepdim, emitError, types)))
+    return failure();
+  auto reduced = cast<RankedTensorType>(types.back());
+  types.back() = RankedTensorType::get(
+      reduced.getShape(), IntegerType::get(reduced.getContext(), 32));
+  return success();
+}
+
+LogicalResult TopkOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                 SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> input =
+      getRanked(adaptor.getInput(), "input", emitError);
+  if (failed(input))
+    return failure();
+  FailureOr<int64_t> k = readInt(adaptor.getProperties().k, "k", emitError);
+  if (failed(k))
+    return failure();
+  if (input->getRank() == 0)
+    return emitError() << "input must have rank >= 1, got " << str(*input);
+  int64_t last = input->getShape().back();
+  if (*k < 1 || (!ShapedType::isDynamic(last) && *k > last))
+    return emitError() << "k = " << *k << " must be in 1.." << dimString(last)
+                       << " (the last dim of " << str(*input) << ")";
+  SmallVector<int64_t> shape(input->getShape());
+  shape.back() = *k;
+  types.push_back(RankedTensorType::get(shape, input->getElementType()));
+  types.push_back(
+      RankedTensorType::get(shape, IntegerType::get(input->getContext(), 32)));
+  return success();
+}
+
+LogicalResult CumsumOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                   SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> input =
+      getRanked(adaptor.getInput(), "input", emitError);
+  if (failed(input) ||
+      failed(readAxis(adaptor.getProperties().axis, *input, "axis", emitError)))
+    return failure();
+  types.push_back(*input);
+  return success();
+}
+
+LogicalResult ArangeOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                   SmallVectorImpl<Type> &types) {
+  if (adaptor.getOperands().size() > 1)
+    return emitError() << "takes at most one operand";
+  auto &props = adaptor.getProperties();
+  Value ref = adaptor.getRef();
+  if (ref && (!props.axis || props.length))
+    return emitError() << "with a ref operand takes 'axis' and no 'length'";
+  if (!ref && (props.axis || !props.length))
+    return emitError() << "without a ref operand takes 'length' and no 'axis'";
+  int64_t length = ShapedType::kDynamic;
+  MLIRContext *context = nullptr;
+  if (ref) {
+    FailureOr<RankedTensorType> refType = getRanked(ref, "ref", emitError);
+    if (failed(refType))
+      return failure();
+    FailureOr<int64_t> axis = readAxis(props.axis, *refType, "axis", emitError);
+    if (failed(axis))
+      return failure();
+    length = refType->getDimSize(*axis);
+    context = refType->getContext();
+  } else {
+    FailureOr<int64_t> n = readInt(props.length, "length", emitError);
+    if (failed(n))
+      return failure();
+    if (*n < 1 || *n > INT32_MAX)
+      return emitError() << "length must be in 1..2^31-1, got " << *n;
+    length = *n;
+    context = props.length.getContext();
+  }
+  // The last value must be an i32 where the length is known.
+  int64_t start = props.start ? props.start.getInt() : 0;
+  int64_t step = props.step ? props.step.getInt() : 1;
+  auto fitsI32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  if (!fitsI32(start) || !fitsI32(step) ||
+      (!ShapedType::isDynamic(length) && !fitsI32(start + step * (length - 1))))
+    return emitError() << "start " << start << " and step " << step
+                       << " give values outside i32";
+  types.push_back(
+      RankedTensorType::get({length}, IntegerType::get(context, 32)));
   return success();
 }
 

@@ -275,6 +275,7 @@ def Tfc_SigmoidOp : Tfc_UnaryOp<"sigmoid", Tfc_FloatTensor,
 def Tfc_SinOp : Tfc_UnaryOp<"sin", Tfc_FloatTensor, "sine", 1>;
 def Tfc_CosOp : Tfc_UnaryOp<"cos", Tfc_FloatTensor, "cosine", 1>;
 def Tfc_NotOp : Tfc_UnaryOp<"not", Tfc_BoolTensor, "logical negation", 0>;
+def Tfc_AbsOp : Tfc_UnaryOp<"abs", Tfc_FloatTensor, "absolute value", 1>;
 
 def Tfc_GeluOp : Tfc_UnaryOp<"gelu", Tfc_FloatTensor, "GELU", 8> {
   let description = [{
@@ -575,6 +576,94 @@ def Tfc_ReduceSumOp : Tfc_ReduceOp<"reduce_sum", Tfc_NumericTensor, "sum">;
 def Tfc_ReduceMeanOp : Tfc_ReduceOp<"reduce_mean", Tfc_FloatTensor, "mean">;
 def Tfc_ReduceMaxOp : Tfc_ReduceOp<"reduce_max", Tfc_NumericTensor, "maximum">;
 
+def Tfc_ArgmaxOp : Tfc_InferOp<"argmax", [Tfc_Family<"Reduction">,
+     Tfc_FlopsPerInputElement<1>, Tfc_CustomSymbolicShape]> {
+  let summary = "index of the maximum along one axis";
+  let description = [{
+    The i32 index along `axis` (`0 <= axis < rank`) of the largest element of
+    `input`; of the first one where several are equal (PyTorch's
+    `argmax`). The axis is removed from the result, or kept with size 1
+    when `keepdim` is set. For greedy decoding in the graph:
+    `argmax(logits[:, -1])` is the next token id.
+
+    ```mlir
+    %t = tfc.argmax %logits {axis = 1 : i64}
+        : tensor<?x50257xf32> -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Tfc_NumericTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Tfc_InferredTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let inferredBuilders = [
+    Tfc_InferredBuilder<(ins "::mlir::Value":$input, "int64_t":$axis,
+                             CArg<"bool", "false">:$keepdim), [{
+      $_state.addOperands(input);
+      auto &props = $_state.getOrAddProperties<Properties>();
+      props.axis = $_builder.getI64IntegerAttr(axis);
+      props.keepdim = $_builder.getBoolAttr(keepdim);
+    }]>,
+  ];
+}
+
+def Tfc_TopkOp : Tfc_InferOp<"topk", [Tfc_Family<"Reduction">, Tfc_CustomFlops,
+                                     Tfc_CustomSymbolicShape]> {
+  let summary = "the k largest elements along the last axis";
+  let description = [{
+    Two results, each `input`'s shape with the last dimension replaced by
+    `k`: `values`, the `k` largest elements of each row in descending order
+    (type of `input`), and `indices`, their i32 positions in the row. Equal
+    elements come in the order of their positions (PyTorch's
+    `topk(x, k, sorted=True)` on distinct values). `1 <= k`, and `k` is at
+    most the last dimension where that is static; a row shorter than `k` at
+    run time ends in entries of index -1.
+
+    ```mlir
+    %v, %i = tfc.topk %logits {k = 50 : i64}
+        : tensor<?x50257xf32> -> (tensor<?x50xf32>, tensor<?x50xi32>)
+    ```
+  }];
+  let arguments = (ins Tfc_NumericTensor:$input, I64Attr:$k);
+  let results = (outs Tfc_InferredTensor:$values,
+                      Tfc_InferredTensor:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` `(` type($values) `,`
+    type($indices) `)`
+  }];
+  let inferredBuilders = [
+    Tfc_InferredBuilder<(ins "::mlir::Value":$input, "int64_t":$k), [{
+      $_state.addOperands(input);
+      $_state.getOrAddProperties<Properties>().k =
+          $_builder.getI64IntegerAttr(k);
+    }]>,
+  ];
+}
+
+def Tfc_CumsumOp : Tfc_InferOp<"cumsum", [Tfc_Family<"Reduction">,
+     Tfc_FlopsPerElement<1>, Tfc_ShapeOfOperand<0>]> {
+  let summary = "inclusive prefix sum along one axis";
+  let description = [{
+    Element `i` along `axis` (`0 <= axis < rank`) is the sum of elements
+    `0 .. i` of `input` (PyTorch's `cumsum`); the result has the type of the
+    operand. Position ids of a left-padded batch are
+    `cumsum(mask, axis) - 1`.
+
+    ```mlir
+    %p = tfc.cumsum %mask {axis = 1 : i64} : tensor<?x?xi32>
+    ```
+  }];
+  let arguments = (ins Tfc_NumericTensor:$input, I64Attr:$axis);
+  let results = (outs Tfc_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let inferredBuilders = [
+    Tfc_InferredBuilder<(ins "::mlir::Value":$input, "int64_t":$axis), [{
+      $_state.addOperands(input);
+      $_state.getOrAddProperties<Properties>().axis =
+          $_builder.getI64IntegerAttr(axis);
+    }]>,
+  ];
+}
+
 def Tfc_SoftmaxOp : Tfc_InferOp<"softmax", [Tfc_Family<"Reduction">,
      Tfc_FlopsPerElement<5>, Tfc_ShapeOfOperand<0>]> {
   let summary = "softmax along one axis";
@@ -705,6 +794,52 @@ def Tfc_PositionsOp : Tfc_InferOp<"positions",
       auto &props = $_state.getOrAddProperties<Properties>();
       props.axis = $_builder.getI64IntegerAttr(axis);
       props.offset_axis = $_builder.getI64IntegerAttr(offset_axis);
+    }]>,
+  ];
+}
+
+def Tfc_ArangeOp : Tfc_InferOp<"arange",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
+     Tfc_CustomSymbolicShape]> {
+  let summary = "the i32 sequence start, start + step, ...";
+  let description = [{
+    The i32 vector `start + step * i` for `i` in `0 .. n-1` (PyTorch's
+    `arange(start, start + n * step, step)`). The length `n` is the static
+    `length`, or dimension `axis` of `ref` (only its shape is read), for a
+    length known at run time; exactly one of the two is given. `start` and
+    `step` default to 0 and 1.
+
+    ```mlir
+    %i = tfc.arange {length = 4 : i64, start = 2 : i64} -> tensor<4xi32>
+    %p = tfc.arange %ids : tensor<?x?xi32> {axis = 1 : i64} -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Optional<Tfc_AnyTensor>:$ref,
+                       OptionalAttr<I64Attr>:$axis,
+                       OptionalAttr<I64Attr>:$length,
+                       DefaultValuedAttr<I64Attr, "0">:$start,
+                       DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs Tfc_InferredTensor:$result);
+  let assemblyFormat = [{
+    ($ref^ `:` type($ref))? attr-dict `->` type($result)
+  }];
+  let inferredBuilders = [
+    // A static length.
+    Tfc_InferredBuilder<(ins "int64_t":$length, "int64_t":$start,
+                             "int64_t":$step), [{
+      auto &props = $_state.getOrAddProperties<Properties>();
+      props.length = $_builder.getI64IntegerAttr(length);
+      props.start = $_builder.getI64IntegerAttr(start);
+      props.step = $_builder.getI64IntegerAttr(step);
+    }]>,
+    // The length of `ref`'s dimension `axis`.
+    Tfc_InferredBuilder<(ins "::mlir::Value":$ref, "int64_t":$axis,
+                             "int64_t":$start, "int64_t":$step), [{
+      $_state.addOperands(ref);
+      auto &props = $_state.getOrAddProperties<Properties>();
+      props.axis = $_builder.getI64IntegerAttr(axis);
+      props.start = $_builder.getI64IntegerAttr(start);
+      props.step = $_builder.getI64IntegerAttr(step);
     }]>,
   ];
 }

@@ -574,3 +574,59 @@ func.func @causal_mask_more_queries(%q: tensor<1x8xf32>, %k: tensor<1x4xf32>) {
   %0 = tfc.causal_mask %q, %k {q_axis = 1 : i64, k_axis = 1 : i64} : (tensor<1x8xf32>, tensor<1x4xf32>) -> tensor<8x4xi1>
   return
 }
+
+// -----
+
+func.func @argmax_axis(%x: tensor<?x12xf32>) {
+  // expected-error @+1 {{'tfc.argmax' op axis 2 is out of range}}
+  %0 = tfc.argmax %x {axis = 2 : i64} : tensor<?x12xf32> -> tensor<?xi32>
+  return
+}
+
+// -----
+
+func.func @argmax_result_type(%x: tensor<?x12xf32>) {
+  // expected-error @+1 {{'tfc.argmax' op}}
+  %0 = tfc.argmax %x {axis = 1 : i64} : tensor<?x12xf32> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @topk_k_too_large(%x: tensor<?x12xf32>) {
+  // expected-error @+1 {{'tfc.topk' op k = 13 must be in 1..12 (the last dim of tensor<?x12xf32>)}}
+  %0:2 = tfc.topk %x {k = 13 : i64} : tensor<?x12xf32> -> (tensor<?x13xf32>, tensor<?x13xi32>)
+  return
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<?x12xi32>) {
+  // expected-error @+1 {{'tfc.cumsum' op axis -1 is out of range}}
+  %0 = tfc.cumsum %x {axis = -1 : i64} : tensor<?x12xi32>
+  return
+}
+
+// -----
+
+func.func @arange_both(%x: tensor<?xi32>) {
+  // expected-error @+1 {{'tfc.arange' op with a ref operand takes 'axis' and no 'length'}}
+  %0 = tfc.arange %x : tensor<?xi32> {axis = 0 : i64, length = 3 : i64} -> tensor<?xi32>
+  return
+}
+
+// -----
+
+func.func @arange_neither() {
+  // expected-error @+1 {{'tfc.arange' op without a ref operand takes 'length' and no 'axis'}}
+  %0 = tfc.arange {start = 1 : i64} -> tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @arange_overflow() {
+  // expected-error @+1 {{'tfc.arange' op start 2147483647 and step 1 give values outside i32}}
+  %0 = tfc.arange {length = 2 : i64, start = 2147483647 : i64} -> tensor<2xi32>
+  return
+}
