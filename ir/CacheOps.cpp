@@ -16,7 +16,7 @@ using namespace mlir::tfc;
 namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
-using tfc::detail::str;
+using mlir::tfc::detail::str;
 
 /// The ranked type of `value`, or an error naming `role`.
 FailureOr<RankedTensorType> ranked(Value value, StringRef role,
@@ -130,5 +130,35 @@ LogicalResult KvStackOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
   SmallVector<int64_t> shape = {layers};
   shape.append(layer.getShape().begin(), layer.getShape().end());
   types.push_back(RankedTensorType::get(shape, cache->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Symbolic shapes (the planner's rule; SymbolicShapeOpInterface)
+//===----------------------------------------------------------------------===//
+
+LogicalResult KvAppendOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
+                                              std::vector<SymShape> &results) {
+  const SymShape &cache = ctx.operandShape(0);
+  const SymShape &fresh = ctx.operandShape(1);
+  int64_t axis = getAxis();
+  if (axis < 1 || axis >= static_cast<int64_t>(cache.size()) ||
+      fresh.size() + 1 != cache.size())
+    return ctx.fail("kv_append: the new positions do not match the cache's "
+                    "rank or axis");
+  SymShape shape(cache.begin() + 1, cache.end());
+  shape[axis - 1] = ::tfc::rt::add(cache[axis], fresh[axis - 1]);
+  results.push_back(std::move(shape));
+  return success();
+}
+
+LogicalResult KvStackOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
+                                             std::vector<SymShape> &results) {
+  const SymShape &cache = ctx.operandShape(0);
+  if (cache.empty() || getAppended().empty())
+    return ctx.fail("kv_stack: needs a cache and one append per layer");
+  SymShape shape = ctx.operandShape(1);
+  shape.insert(shape.begin(), cache[0]);
+  results.push_back(std::move(shape));
   return success();
 }

@@ -15,7 +15,8 @@
 #ifndef TFC_IR_TFCCACHEOPS_TD
 #define TFC_IR_TFCCACHEOPS_TD
 
-def Tfc_KvAppendOp : Tfc_InferOp<"kv_append"> {
+def Tfc_KvAppendOp : Tfc_InferOp<"kv_append", [Tfc_Family<"None">, Tfc_FlopsPerElement<0>,
+                                    Tfc_CustomSymbolicShape]> {
   let summary = "one layer of a key/value cache, grown by new positions";
   let description = [{
     `cache` holds every layer's cached keys (or values), stacked on axis 0:
@@ -56,7 +57,8 @@ def Tfc_KvAppendOp : Tfc_InferOp<"kv_append"> {
   ];
 }
 
-def Tfc_KvStackOp : Tfc_InferOp<"kv_stack"> {
+def Tfc_KvStackOp : Tfc_InferOp<"kv_stack", [Tfc_Family<"None">, Tfc_FlopsPerElement<0>,
+                                  Tfc_CustomSymbolicShape]> {
   let summary = "a key/value cache grown by every layer's new positions";
   let description = [{
     The cache `cache` (`[layers, ..., past, ...]`) after every layer was

@@ -673,24 +673,20 @@ llvm::Error EntryBuilder::addCacheStep(Operation *op) {
   rt::PlanStep step;
   step.kernel = -1;
   step.cache = it->second;
-  const SymShape &cache = shapeOf(arg);
-  SymShape shape;
+  llvm::Expected<std::vector<SymShape>> shapes = inferShapes(op);
+  if (!shapes)
+    return shapes.takeError();
   if (append) {
     step.op = rt::PlanStep::Op::CacheAppend;
     step.layer = static_cast<int32_t>(append.getLayer());
-    shape.assign(cache.begin() + 1, cache.end());
-    shape[axis - 1] =
-        add(cache[axis], shapeOf(append.getNewPositions())[axis - 1]);
   } else {
     step.op = rt::PlanStep::Op::CacheStack;
-    shape = shapeOf(stack.getAppended().front());
-    shape.insert(shape.begin(), cache[0]);
   }
   for (Value v : op->getOperands())
     step.inputs.push_back(ids.lookup(v));
   rt::PlanValue value;
   value.dtype = rt::DType::F32;
-  value.shape = std::move(shape);
+  value.shape = std::move(shapes->front());
   step.outputs.push_back(addValue(op->getResult(0), value));
   if (stack)
     cacheOf[op->getResult(0)] = it->second;
