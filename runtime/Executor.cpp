@@ -938,6 +938,339 @@ Expected<std::vector<Tensor>> Executor::run(const std::string &entryName,
   return runEntry(entryName, inputs, &cache);
 }
 
+/// One run of one entry: its shapes, the buffers bound to its values and
+/// the accounting of temp memory. runEntry calls the phases in order.
+struct Executor::Run {
+  Impl &impl;
+  const PlanEntry &entry;
+  const std::vector<std::string> &precomputedKeys;
+  const std::vector<bool> &skipStep;
+  KvCache *cache;
+  /// Without a caller's KvCache, the cache inputs are copied once into this
+  /// one, of exactly the grown length, which the cache outputs then are.
+  KvCache ownCache;
+  bool ownsCache = false;
+  /// The inputs in the entry's dtypes.
+  std::vector<Tensor> converted;
+  std::vector<Shape> shapes;
+  RunState state;
+  /// Temp memory is counted per block: a view shares its input's block.
+  std::vector<const void *> block;
+  /// Whether a value is (a view of) an input or model memory: returned as
+  /// a copy.
+  std::vector<bool> modelMemory;
+  std::map<const void *, int> blockUsers;
+  size_t liveTempBytes = 0;
+  std::vector<void *> args;
+
+  Run(Impl &impl, const PlanEntry &entry, size_t entryIndex, KvCache *cache)
+      : impl(impl), entry(entry),
+        precomputedKeys(impl.precomputedKeys[entryIndex]),
+        skipStep(impl.skipStep[entryIndex]), cache(cache),
+        state(entry.values.size(), impl.options),
+        block(entry.values.size(), nullptr),
+        modelMemory(entry.values.size(), false) {}
+
+  Status fail(const std::string &msg) const {
+    return Status::error("entry '" + entry.name + "': " + msg);
+  }
+
+  Status checkInputsAndShapes(const std::vector<Tensor> &inputs);
+  Status prepareCache();
+  Status bindInputs();
+  void bindModelValues();
+  Status runStep(size_t stepIndex);
+  bool bindView(const PlanStep &step, Status &status);
+  Status allocateOutputs(const PlanStep &step);
+  void releaseAfter(const PlanStep &step);
+  const Tensor &storedTensor(const PlanValue &value, size_t id) const;
+  Expected<std::vector<Tensor>> collectOutputs();
+};
+
+/// (1) Inputs, (2) index and dim checks, then every value's shape. A
+/// KvCache gives the cache inputs (their shapes here, their bytes later).
+Status Executor::Run::checkInputsAndShapes(const std::vector<Tensor> &inputs) {
+  std::vector<Tensor> cacheShaped;
+  if (cache && !entry.caches.empty()) {
+    Expected<std::vector<Tensor>> shaped =
+        withCacheShapes(entry, inputs, *cache);
+    if (!shaped)
+      return fail(shaped.message());
+    cacheShaped = shaped.take();
+  }
+  InputChecker checker(entry);
+  TFC_RT_RETURN_IF_ERROR(checkEntryInputs(
+      entry, cacheShaped.empty() ? inputs : cacheShaped, checker));
+  converted = std::move(checker.converted);
+  shapes.assign(entry.values.size(), Shape());
+  for (size_t id = 0; id < entry.values.size(); ++id) {
+    const PlanValue &value = entry.values[id];
+    for (const DimExpr &dim : value.shape) {
+      int64_t d = evaluate(dim, checker.symbols);
+      // Inputs satisfy their own shapes; a negative size further on means
+      // a symbol combination the model cannot handle (e.g. K - Q < 0).
+      if (d < 0)
+        return fail("value " + std::to_string(id) + " of type " +
+                    valueTypeToString(value, entry.symbols) +
+                    " gets a negative size " + std::to_string(d) +
+                    " for these inputs");
+      shapes[id].push_back(d);
+    }
+  }
+  return Status::success();
+}
+
+Status Executor::Run::prepareCache() {
+  if (entry.caches.empty())
+    return Status::success();
+  ownsCache = !cache;
+  if (ownsCache) {
+    Expected<KvCache> made = copyIntoCache(entry, converted, shapes);
+    if (!made)
+      return made.status();
+    ownCache = made.take();
+    cache = &ownCache;
+  }
+  if (Status s = checkCapacity(entry, shapes, *cache); !s.ok())
+    return fail(s.message());
+  return Status::success();
+}
+
+/// (3) The inputs: their own tensors, or windows of the cache.
+Status Executor::Run::bindInputs() {
+  for (size_t i = 0; i < entry.inputs.size(); ++i) {
+    size_t id = static_cast<size_t>(entry.inputs[i]);
+    auto bound = std::make_unique<BoundBuffer>();
+    int c = entry.cacheOfInput(static_cast<int>(i));
+    Status s =
+        c < 0 ? bound->bind(converted[i])
+              : bound->bindWindow(cache->buffers[static_cast<size_t>(c)],
+                                  std::vector<int64_t>(shapes[id].size(), 0),
+                                  shapes[id]);
+    TFC_RT_RETURN_IF_ERROR(s.withContext("entry '" + entry.name + "': input '" +
+                                         entry.inputNames[i] + "'"));
+    bound->buffer.set_host_dirty(true);
+    state.buffers[id] = &bound->buffer;
+    state.owned[id] = std::move(bound);
+  }
+  return Status::success();
+}
+
+/// Weights, constants and the prologue's results. Those that only the
+/// prologue read are gone (runPrologue); no step that runs reads them.
+void Executor::Run::bindModelValues() {
+  for (size_t id = 0; id < entry.values.size(); ++id) {
+    const PlanValue &value = entry.values[id];
+    if (value.kind == PlanValue::Kind::Param) {
+      auto it = impl.params.find(value.name);
+      state.buffers[id] =
+          it == impl.params.end() ? nullptr : &it->second->buffer;
+    } else if (value.kind == PlanValue::Kind::Constant) {
+      state.buffers[id] =
+          &impl.constants[static_cast<size_t>(value.index)]->buffer;
+    } else if (!precomputedKeys[id].empty()) {
+      auto it = impl.precomputed.find(precomputedKeys[id]);
+      state.buffers[id] =
+          it == impl.precomputed.end() ? nullptr : &it->second->buffer;
+    }
+  }
+}
+
+/// The tensor of a weight, constant or precomputed value.
+const Tensor &Executor::Run::storedTensor(const PlanValue &value,
+                                          size_t id) const {
+  if (value.kind == PlanValue::Kind::Param)
+    return impl.param(value.name).tensor;
+  if (value.kind == PlanValue::Kind::Constant)
+    return impl.constants[static_cast<size_t>(value.index)]->tensor;
+  return impl.precomputed.find(precomputedKeys[id])->second->tensor;
+}
+
+void Executor::Run::releaseAfter(const PlanStep &step) {
+  for (int32_t r : step.release) {
+    size_t id = static_cast<size_t>(r);
+    if (const void *b = block[id]) {
+      if (--blockUsers[b] == 0) {
+        liveTempBytes -= state.owned[id]->tensor.byteSize();
+        blockUsers.erase(b);
+      }
+      block[id] = nullptr;
+    }
+    state.release(id);
+  }
+}
+
+/// A view kernel on the host: the result is the input's bytes with another
+/// shape. Returns false when the step must run its kernel instead (device
+/// buffers, a non-contiguous or absent source); `status` reports failures.
+bool Executor::Run::bindView(const PlanStep &step, Status &status) {
+  const PlanKernel &kernel =
+      impl.plan.kernels[static_cast<size_t>(step.kernel)];
+  // Views only on the host: device copies are per buffer.
+  if (impl.options.deviceFree || !isViewKernel(kernel) ||
+      step.inputs.size() != 1 || step.outputs.size() != 1)
+    return false;
+  size_t in = static_cast<size_t>(step.inputs[0]);
+  size_t id = static_cast<size_t>(step.outputs[0]);
+  const PlanValue &src = entry.values[in];
+  bool stored = src.kind == PlanValue::Kind::Param ||
+                src.kind == PlanValue::Kind::Constant ||
+                !precomputedKeys[in].empty();
+  const Tensor *source = state.owned[in] ? &state.owned[in]->tensor
+                         : stored        ? &storedTensor(src, in)
+                                         : nullptr;
+  int64_t count = 1;
+  for (int64_t d : shapes[id])
+    count *= d;
+  if (!source || state.buffers[in]->device || source->numElements() != count ||
+      source->dtype() != entry.values[id].dtype)
+    return false;
+  // The handle copy keeps the block alive as long as the view.
+  auto keep = std::make_shared<Tensor>(*source);
+  Expected<Tensor> view =
+      Tensor::borrow(keep->dtype(), shapes[id], keep->data(), keep);
+  auto bound = std::make_unique<BoundBuffer>();
+  status = view ? bound->bind(view.take()) : view.status();
+  if (!status.ok())
+    return true;
+  state.buffers[id] = &bound->buffer;
+  state.owned[id] = std::move(bound);
+  // A view of a temp counts with its block; a view of an input or a weight
+  // must be copied if it is returned (collectOutputs).
+  block[id] = block[in];
+  modelMemory[id] =
+      modelMemory[in] || !state.owned[in] || src.kind == PlanValue::Kind::Input;
+  if (block[id])
+    ++blockUsers[block[id]];
+  return true;
+}
+
+Status Executor::Run::allocateOutputs(const PlanStep &step) {
+  for (int32_t out : step.outputs) {
+    size_t id = static_cast<size_t>(out);
+    Expected<Tensor> t =
+        impl.pool->allocate(entry.values[id].dtype, shapes[id]);
+    if (!t)
+      return Status::error("could not allocate its output " +
+                           typeToString(entry.values[id].dtype, shapes[id]) +
+                           ": " + t.message());
+    auto bound = std::make_unique<BoundBuffer>();
+    TFC_RT_RETURN_IF_ERROR(bound->bind(t.take()));
+    state.buffers[id] = &bound->buffer;
+    state.owned[id] = std::move(bound);
+    block[id] = state.owned[id]->tensor.data();
+    blockUsers[block[id]] = 1;
+    liveTempBytes += state.owned[id]->tensor.byteSize();
+  }
+  impl.stats.peakTempBytes = std::max(impl.stats.peakTempBytes, liveTempBytes);
+  return Status::success();
+}
+
+/// One step: skipped (the prologue ran it), a cache step, a view, or a
+/// kernel call.
+Status Executor::Run::runStep(size_t stepIndex) {
+  const PlanStep &step = entry.steps[stepIndex];
+  // A step the prologue computed is never released; it counts as a step of
+  // the run (RunStats::steps: the plan's steps carried out).
+  if (skipStep[stepIndex]) {
+    ++impl.stats.steps;
+    return Status::success();
+  }
+  if (step.op != PlanStep::Op::Kernel) {
+    Status s = runCacheStep(entry, step, *cache, shapes, state);
+    if (!s.ok())
+      return fail(s.message());
+    ++impl.stats.steps;
+    releaseAfter(step);
+    return Status::success();
+  }
+  const PlanKernel &kernel =
+      impl.plan.kernels[static_cast<size_t>(step.kernel)];
+  auto stepError = [&](const std::string &msg) {
+    std::string where = step.location.empty() ? "" : step.location + ": ";
+    return Status::error(where + "entry '" + entry.name + "': kernel '" +
+                         kernel.name + "' (" + kernel.signature + ") " + msg);
+  };
+  Status viewStatus = Status::success();
+  if (bindView(step, viewStatus)) {
+    if (!viewStatus.ok())
+      return stepError(viewStatus.message());
+    ++impl.stats.steps;
+    releaseAfter(step);
+    return Status::success();
+  }
+  if (Status s = allocateOutputs(step); !s.ok())
+    return stepError(s.message());
+  ++impl.stats.steps;
+  args.clear();
+  for (int32_t in : step.inputs)
+    args.push_back(state.buffers[static_cast<size_t>(in)]);
+  for (int32_t out : step.outputs)
+    args.push_back(state.buffers[static_cast<size_t>(out)]);
+  int rc = impl.kernels[static_cast<size_t>(step.kernel)](args.data());
+  if (rc != 0) {
+    std::string why;
+    if (impl.options.kernelErrorMessage)
+      why = impl.options.kernelErrorMessage();
+    return stepError("failed with error code " + std::to_string(rc) +
+                     (why.empty() ? "" : ": " + why));
+  }
+  if (!impl.options.deviceFree)
+    for (int32_t out : step.outputs)
+      if (state.buffers[static_cast<size_t>(out)]->device)
+        return stepError("left its output in device memory, but the "
+                         "executor was created without device support "
+                         "(ExecutorOptions)");
+  releaseAfter(step);
+  return Status::success();
+}
+
+/// The entry's results: temps as they are, the cache as the caller's
+/// KvCache (or the run's own), and copies of anything that is an input or
+/// model memory, so that writing to a result cannot change either.
+Expected<std::vector<Tensor>> Executor::Run::collectOutputs() {
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < entry.outputs.size(); ++i) {
+    size_t id = static_cast<size_t>(entry.outputs[i]);
+    if (int c = entry.cacheOfOutput(static_cast<int>(i)); c >= 0) {
+      outputs.push_back(ownsCache ? ownCache.buffers[static_cast<size_t>(c)]
+                                  : Tensor());
+      continue;
+    }
+    halide_buffer_t *buffer = state.buffers[id];
+    if (buffer->device_dirty()) {
+      if (!impl.options.copyToHost)
+        return fail("output '" + entry.outputNames[i] +
+                    "' is in device memory, but the executor was created "
+                    "without device support (ExecutorOptions)");
+      int rc = impl.options.copyToHost(nullptr, buffer);
+      if (rc != 0)
+        return fail("copying output '" + entry.outputNames[i] +
+                    "' to the host failed with error code " +
+                    std::to_string(rc));
+    }
+    const PlanValue &value = entry.values[id];
+    bool owned = value.kind == PlanValue::Kind::Input || modelMemory[id];
+    if (value.kind == PlanValue::Kind::Temp && precomputedKeys[id].empty() &&
+        !modelMemory[id]) {
+      outputs.push_back(state.owned[id]->tensor);
+      continue;
+    }
+    Expected<Tensor> copy =
+        (owned ? state.owned[id]->tensor : storedTensor(value, id)).clone();
+    if (!copy)
+      return fail("output '" + entry.outputNames[i] + "': " + copy.message());
+    outputs.push_back(copy.take());
+  }
+  if (!entry.caches.empty() && !ownsCache) {
+    const PlanCache &first = entry.caches.front();
+    cache->length = shapes[static_cast<size_t>(
+        entry.outputs[static_cast<size_t>(first.output)])]
+                          [static_cast<size_t>(first.axis)];
+  }
+  return outputs;
+}
+
 Expected<std::vector<Tensor>>
 Executor::runEntry(const std::string &entryName,
                    const std::vector<Tensor> &inputs, KvCache *cache) {
@@ -951,281 +1284,18 @@ Executor::runEntry(const std::string &entryName,
     return Status::error("the model has no entry '" + entryName +
                          "' (it has: " + names + ")");
   }
-  const PlanEntry &entry = *found;
-  auto fail = [&](const std::string &msg) {
-    return Status::error("entry '" + entry.name + "': " + msg);
-  };
-  if (!impl->runnable[static_cast<size_t>(found - plan.entries.data())])
-    return fail("its kernels were not compiled (the executor was created "
-                "for other entries)");
-
-  // (1) Inputs, (2) index and dim checks, then shapes. A KvCache gives the
-  // cache inputs (their shapes here, their bytes below).
-  std::vector<Tensor> cacheShaped;
-  if (cache && !entry.caches.empty()) {
-    Expected<std::vector<Tensor>> shaped =
-        withCacheShapes(entry, inputs, *cache);
-    if (!shaped)
-      return fail(shaped.message());
-    cacheShaped = shaped.take();
-  }
-  InputChecker checker(entry);
-  TFC_RT_RETURN_IF_ERROR(checkEntryInputs(
-      entry, cacheShaped.empty() ? inputs : cacheShaped, checker));
-  const std::vector<int64_t> &symbols = checker.symbols;
-  std::vector<Shape> shapes(entry.values.size());
-  for (size_t id = 0; id < entry.values.size(); ++id) {
-    const PlanValue &value = entry.values[id];
-    for (const DimExpr &dim : value.shape) {
-      int64_t d = evaluate(dim, symbols);
-      // Inputs satisfy their own shapes; a negative size further on means
-      // a symbol combination the model cannot handle (e.g. K - Q < 0).
-      if (d < 0)
-        return fail("value " + std::to_string(id) + " of type " +
-                    valueTypeToString(value, entry.symbols) +
-                    " gets a negative size " + std::to_string(d) +
-                    " for these inputs");
-      shapes[id].push_back(d);
-    }
-  }
-
-  // Without a KvCache, the cache inputs are copied once into one of exactly
-  // the grown length, which the cache outputs then are.
-  KvCache ownCache;
-  const bool ownsCache = !entry.caches.empty() && !cache;
-  if (ownsCache) {
-    Expected<KvCache> made = copyIntoCache(entry, checker.converted, shapes);
-    if (!made)
-      return made.status();
-    ownCache = made.take();
-    cache = &ownCache;
-  }
-  if (!entry.caches.empty())
-    if (Status s = checkCapacity(entry, shapes, *cache); !s.ok())
-      return fail(s.message());
-
-  // (3) Steps.
-  RunStats &stats = impl->stats;
-  size_t liveTempBytes = 0;
-  RunState state(entry.values.size(), impl->options);
-  for (size_t i = 0; i < entry.inputs.size(); ++i) {
-    size_t id = static_cast<size_t>(entry.inputs[i]);
-    auto bound = std::make_unique<BoundBuffer>();
-    int c = entry.cacheOfInput(static_cast<int>(i));
-    Status bound_ =
-        c < 0 ? bound->bind(checker.converted[i])
-              : bound->bindWindow(cache->buffers[static_cast<size_t>(c)],
-                                  std::vector<int64_t>(shapes[id].size(), 0),
-                                  shapes[id]);
-    TFC_RT_RETURN_IF_ERROR(bound_.withContext(
-        "entry '" + entry.name + "': input '" + entry.inputNames[i] + "'"));
-    bound->buffer.set_host_dirty(true);
-    state.buffers[id] = &bound->buffer;
-    state.owned[id] = std::move(bound);
-  }
-  const size_t entryIndex = static_cast<size_t>(found - plan.entries.data());
-  const std::vector<std::string> &precomputedKeys =
-      impl->precomputedKeys[entryIndex];
-  const std::vector<bool> &skipStep = impl->skipStep[entryIndex];
-  for (size_t id = 0; id < entry.values.size(); ++id) {
-    const PlanValue &value = entry.values[id];
-    // Weights and precomputed tensors that only the prologue read are gone
-    // (runPrologue); no step that runs reads them.
-    if (value.kind == PlanValue::Kind::Param) {
-      auto it = impl->params.find(value.name);
-      state.buffers[id] =
-          it == impl->params.end() ? nullptr : &it->second->buffer;
-    } else if (value.kind == PlanValue::Kind::Constant) {
-      state.buffers[id] =
-          &impl->constants[static_cast<size_t>(value.index)]->buffer;
-    } else if (!precomputedKeys[id].empty()) {
-      auto it = impl->precomputed.find(precomputedKeys[id]);
-      state.buffers[id] =
-          it == impl->precomputed.end() ? nullptr : &it->second->buffer;
-    }
-  }
-  // Views (reshapes) only on the host: device copies are per buffer.
-  const bool views = !impl->options.deviceFree;
-  // Temp memory is counted per block: a view shares its input's block.
-  std::vector<const void *> block(entry.values.size(), nullptr);
-  std::vector<bool> modelMemory(entry.values.size(), false);
-  std::map<const void *, int> blockUsers;
-  auto releaseValue = [&](size_t id) {
-    if (const void *b = block[id]) {
-      if (--blockUsers[b] == 0) {
-        liveTempBytes -= state.owned[id]->tensor.byteSize();
-        blockUsers.erase(b);
-      }
-      block[id] = nullptr;
-    }
-    state.release(id);
-  };
-
-  std::vector<void *> args;
-  for (size_t stepIndex = 0; stepIndex < entry.steps.size(); ++stepIndex) {
-    const PlanStep &step = entry.steps[stepIndex];
-    if (skipStep[stepIndex]) {
-      // Computed once, in the prologue; never released. It counts as a
-      // step of the run (RunStats::steps: the plan's steps carried out).
-      ++stats.steps;
-      continue;
-    }
-    if (step.op != PlanStep::Op::Kernel) {
-      Status s = runCacheStep(entry, step, *cache, shapes, state);
-      if (!s.ok())
-        return fail(s.message());
-      ++stats.steps;
-      for (int32_t id : step.release)
-        releaseValue(static_cast<size_t>(id));
-      continue;
-    }
-    const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
-    auto stepError = [&](const std::string &msg) {
-      std::string where = step.location.empty() ? "" : step.location + ": ";
-      return Status::error(where + "entry '" + entry.name + "': kernel '" +
-                           kernel.name + "' (" + kernel.signature + ") " + msg);
-    };
-    if (views && isViewKernel(kernel) && step.inputs.size() == 1 &&
-        step.outputs.size() == 1) {
-      // The result is the input's bytes with another shape.
-      size_t in = static_cast<size_t>(step.inputs[0]);
-      size_t id = static_cast<size_t>(step.outputs[0]);
-      const PlanValue &src = entry.values[in];
-      const Tensor *source =
-          state.owned[in] ? &state.owned[in]->tensor
-          : src.kind == PlanValue::Kind::Param ? &impl->param(src.name).tensor
-          : src.kind == PlanValue::Kind::Constant
-              ? &impl->constants[static_cast<size_t>(src.index)]->tensor
-          : !precomputedKeys[in].empty()
-              ? &impl->precomputed.find(precomputedKeys[in])->second->tensor
-              : nullptr;
-      int64_t count = 1;
-      for (int64_t d : shapes[id])
-        count *= d;
-      if (source && !state.buffers[in]->device &&
-          source->numElements() == count &&
-          source->dtype() == entry.values[id].dtype) {
-        // The handle copy keeps the block alive as long as the view.
-        auto keep = std::make_shared<Tensor>(*source);
-        Expected<Tensor> view =
-            Tensor::borrow(keep->dtype(), shapes[id], keep->data(), keep);
-        if (!view)
-          return stepError(view.message());
-        auto bound = std::make_unique<BoundBuffer>();
-        Status s = bound->bind(view.take());
-        if (!s.ok())
-          return stepError(s.message());
-        state.buffers[id] = &bound->buffer;
-        state.owned[id] = std::move(bound);
-        // A view of a temp counts with its block; a view of an input or a
-        // weight must be copied if it is returned (see below).
-        block[id] = block[in];
-        modelMemory[id] = modelMemory[in] || !state.owned[in] ||
-                          src.kind == PlanValue::Kind::Input;
-        if (block[id])
-          ++blockUsers[block[id]];
-        ++stats.steps;
-        for (int32_t r : step.release)
-          releaseValue(static_cast<size_t>(r));
-        continue;
-      }
-    }
-    for (int32_t out : step.outputs) {
-      size_t id = static_cast<size_t>(out);
-      Expected<Tensor> t =
-          impl->pool->allocate(entry.values[id].dtype, shapes[id]);
-      if (!t)
-        return stepError("could not allocate its output " +
-                         typeToString(entry.values[id].dtype, shapes[id]) +
-                         ": " + t.message());
-      auto bound = std::make_unique<BoundBuffer>();
-      Status s = bound->bind(t.take());
-      if (!s.ok())
-        return stepError(s.message());
-      state.buffers[id] = &bound->buffer;
-      state.owned[id] = std::move(bound);
-      block[id] = state.owned[id]->tensor.data();
-      blockUsers[block[id]] = 1;
-      liveTempBytes += state.owned[id]->tensor.byteSize();
-    }
-    stats.peakTempBytes = std::max(stats.peakTempBytes, liveTempBytes);
-    ++stats.steps;
-    args.clear();
-    for (int32_t in : step.inputs)
-      args.push_back(state.buffers[static_cast<size_t>(in)]);
-    for (int32_t out : step.outputs)
-      args.push_back(state.buffers[static_cast<size_t>(out)]);
-
-    int rc = impl->kernels[static_cast<size_t>(step.kernel)](args.data());
-    if (rc != 0) {
-      std::string why;
-      if (impl->options.kernelErrorMessage)
-        why = impl->options.kernelErrorMessage();
-      return stepError("failed with error code " + std::to_string(rc) +
-                       (why.empty() ? "" : ": " + why));
-    }
-    if (!impl->options.deviceFree)
-      for (int32_t out : step.outputs)
-        if (state.buffers[static_cast<size_t>(out)]->device)
-          return stepError("left its output in device memory, but the "
-                           "executor was created without device support "
-                           "(ExecutorOptions)");
-
-    for (int32_t id : step.release)
-      releaseValue(static_cast<size_t>(id));
-  }
-
-  std::vector<Tensor> outputs;
-  for (size_t i = 0; i < entry.outputs.size(); ++i) {
-    size_t id = static_cast<size_t>(entry.outputs[i]);
-    if (int c = entry.cacheOfOutput(static_cast<int>(i)); c >= 0) {
-      // The cache itself: the caller's KvCache holds it; a cache of exactly
-      // the grown length is the contiguous tensor.
-      outputs.push_back(ownsCache ? ownCache.buffers[static_cast<size_t>(c)]
-                                  : Tensor());
-      continue;
-    }
-    halide_buffer_t *buffer = state.buffers[id];
-    if (buffer->device_dirty()) {
-      if (!impl->options.copyToHost)
-        return fail("output '" + entry.outputNames[i] +
-                    "' is in device memory, but the executor was created "
-                    "without device support (ExecutorOptions)");
-      int rc = impl->options.copyToHost(nullptr, buffer);
-      if (rc != 0)
-        return fail("copying output '" + entry.outputNames[i] +
-                    "' to the host failed with error code " +
-                    std::to_string(rc));
-    }
-    const PlanValue &value = entry.values[id];
-    if (value.kind == PlanValue::Kind::Temp && precomputedKeys[id].empty() &&
-        !modelMemory[id]) {
-      outputs.push_back(state.owned[id]->tensor);
-      continue;
-    }
-    // An output that is an input, weight, constant or precomputed tensor
-    // (or a view of one): return a copy, so that writing to the result
-    // cannot change the model or the caller's input.
-    const Tensor &source =
-        value.kind == PlanValue::Kind::Input || modelMemory[id]
-            ? state.owned[id]->tensor
-        : value.kind == PlanValue::Kind::Param
-            ? impl->param(value.name).tensor
-        : value.kind == PlanValue::Kind::Constant
-            ? impl->constants[static_cast<size_t>(value.index)]->tensor
-            : impl->precomputed.find(precomputedKeys[id])->second->tensor;
-    Expected<Tensor> copy = source.clone();
-    if (!copy)
-      return fail("output '" + entry.outputNames[i] + "': " + copy.message());
-    outputs.push_back(copy.take());
-  }
-  if (!entry.caches.empty() && !ownsCache) {
-    const PlanCache &first = entry.caches.front();
-    cache->length = shapes[static_cast<size_t>(
-        entry.outputs[static_cast<size_t>(first.output)])]
-                          [static_cast<size_t>(first.axis)];
-  }
-  return outputs;
+  size_t entryIndex = static_cast<size_t>(found - plan.entries.data());
+  Run run(*impl, *found, entryIndex, cache);
+  if (!impl->runnable[entryIndex])
+    return run.fail("its kernels were not compiled (the executor was created "
+                    "for other entries)");
+  TFC_RT_RETURN_IF_ERROR(run.checkInputsAndShapes(inputs));
+  TFC_RT_RETURN_IF_ERROR(run.prepareCache());
+  TFC_RT_RETURN_IF_ERROR(run.bindInputs());
+  run.bindModelValues();
+  for (size_t i = 0; i < found->steps.size(); ++i)
+    TFC_RT_RETURN_IF_ERROR(run.runStep(i));
+  return run.collectOutputs();
 }
 
 } // namespace tfc::rt

@@ -140,6 +140,7 @@ public:
 
 private:
   struct Impl;
+  struct Run;
   explicit Executor(std::unique_ptr<Impl> impl);
   Expected<std::vector<Tensor>> runEntry(const std::string &entry,
                                          const std::vector<Tensor> &inputs,
