@@ -16,25 +16,9 @@ using namespace mlir::tfc;
 namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
+using mlir::tfc::detail::getRanked;
+using mlir::tfc::detail::readInt;
 using mlir::tfc::detail::str;
-
-/// The ranked type of `value`, or an error naming `role`.
-FailureOr<RankedTensorType> ranked(Value value, StringRef role,
-                                   EmitErrorFn emitError) {
-  if (value)
-    if (auto type = dyn_cast<RankedTensorType>(value.getType()))
-      return type;
-  return emitError() << role << " must be a ranked tensor";
-}
-
-/// A required i64 attribute.
-FailureOr<int64_t> intOf(IntegerAttr attr, StringRef name,
-                         EmitErrorFn emitError) {
-  if (!attr || attr.getValue().getBitWidth() != 64)
-    return emitError() << "requires a 64-bit integer attribute '" << name
-                       << "'";
-  return attr.getValue().getSExtValue();
-}
 
 /// Checks that `axis` names the positions of a cache: not the layer axis 0.
 LogicalResult checkCacheAxis(int64_t axis, RankedTensorType cache,
@@ -59,15 +43,15 @@ int64_t addDims(int64_t a, int64_t b) {
 LogicalResult KvAppendOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
                                      SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> cache =
-      ranked(adaptor.getCache(), "cache", emitError);
+      getRanked(adaptor.getCache(), "cache", emitError);
   FailureOr<RankedTensorType> fresh =
-      ranked(adaptor.getNewPositions(), "new_positions", emitError);
+      getRanked(adaptor.getNewPositions(), "new_positions", emitError);
   if (failed(cache) || failed(fresh))
     return failure();
   FailureOr<int64_t> axis =
-      intOf(adaptor.getProperties().axis, "axis", emitError);
+      readInt(adaptor.getProperties().axis, "axis", emitError);
   FailureOr<int64_t> layer =
-      intOf(adaptor.getProperties().layer, "layer", emitError);
+      readInt(adaptor.getProperties().layer, "layer", emitError);
   if (failed(axis) || failed(layer) ||
       failed(checkCacheAxis(*axis, *cache, emitError)))
     return failure();
@@ -99,11 +83,11 @@ LogicalResult KvAppendOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
 LogicalResult KvStackOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
                                     SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> cache =
-      ranked(adaptor.getCache(), "cache", emitError);
+      getRanked(adaptor.getCache(), "cache", emitError);
   if (failed(cache))
     return failure();
   FailureOr<int64_t> axis =
-      intOf(adaptor.getProperties().axis, "axis", emitError);
+      readInt(adaptor.getProperties().axis, "axis", emitError);
   if (failed(axis) || failed(checkCacheAxis(*axis, *cache, emitError)))
     return failure();
   int64_t layers = cache->getDimSize(0);

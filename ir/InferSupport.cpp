@@ -17,6 +17,28 @@ std::string str(Type type) {
   return result;
 }
 
+FailureOr<RankedTensorType> getRanked(Value value, StringRef role,
+                                      EmitErrorFn emitError) {
+  if (!value)
+    return emitError() << "is missing its " << role << " operand";
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    return type;
+  return emitError() << role << " must be a ranked tensor, got "
+                     << str(value.getType());
+}
+
+FailureOr<int64_t> readInt(IntegerAttr attr, StringRef name,
+                           EmitErrorFn emitError) {
+  if (!attr)
+    return emitError() << "requires attribute '" << name << "'";
+  // Unverified IR may carry an integer of another width; APInt would assert
+  // when asked for 64 bits it does not have.
+  APInt value = attr.getValue();
+  if (value.getBitWidth() != 64)
+    return emitError() << "attribute '" << name << "' must be a 64-bit integer";
+  return value.getSExtValue();
+}
+
 Type placeholderType(OpBuilder &builder) {
   // Unranked: no tfc op result may be unranked, so this can never pass the
   // verifier by accident.

@@ -12,7 +12,7 @@
 //    or a rule of the op's own (`Tfc_CustomFlops`, in OpFacts.cpp);
 //  - SymbolicShapeOpInterface: the symbolic counterpart of the op's
 //    `inferShape`: result shapes as DimExprs over an entry's symbolic
-//    dimensions, which the planner (codegen/PlanBuilder.cpp) needs to size
+//    dimensions, which the planner (plan/PlanBuilder.cpp) needs to size
 //    every buffer before a kernel runs. `Tfc_BroadcastShape`,
 //    `Tfc_ShapeOfOperand<i>`, `Tfc_StaticShape` or a rule of the op's own
 //    (`Tfc_CustomSymbolicShape`, in OpFacts.cpp).

@@ -24,31 +24,9 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
+using mlir::tfc::detail::getRanked;
+using mlir::tfc::detail::readInt;
 using mlir::tfc::detail::str;
-
-/// The ranked tensor type of `value`, or an error naming `role`.
-FailureOr<RankedTensorType> getRanked(Value value, StringRef role,
-                                      EmitErrorFn emitError) {
-  if (!value)
-    return emitError() << "is missing its " << role << " operand";
-  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
-    return type;
-  return emitError() << role << " must be a ranked tensor, got "
-                     << str(value.getType());
-}
-
-/// The value of a required 64-bit integer attribute.
-FailureOr<int64_t> readInt(IntegerAttr attr, StringRef name,
-                           EmitErrorFn emitError) {
-  if (!attr)
-    return emitError() << "requires attribute '" << name << "'";
-  // Unverified IR may carry an integer of another width; APInt would assert
-  // when asked for 64 bits it does not have.
-  APInt value = attr.getValue();
-  if (value.getBitWidth() != 64)
-    return emitError() << "attribute '" << name << "' must be a 64-bit integer";
-  return value.getSExtValue();
-}
 
 /// A default-valued bool attribute: absent means false.
 bool getBool(BoolAttr attr) { return attr && attr.getValue(); }

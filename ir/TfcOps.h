@@ -66,6 +66,14 @@ InFlightDiagnostic emitOptionalOpError(MLIRContext *context,
 /// because shapes read better so and the frontend relays these messages.
 std::string str(Type type);
 
+/// The ranked tensor type of `value`, or an error naming its `role`.
+FailureOr<RankedTensorType> getRanked(Value value, StringRef role,
+                                      EmitErrorFn emitError);
+
+/// The value of a required 64-bit integer attribute `name`.
+FailureOr<int64_t> readInt(IntegerAttr attr, StringRef name,
+                           EmitErrorFn emitError);
+
 /// Requires the op's result types to be exactly `inferred`.
 LogicalResult verifyResultTypes(Operation *op, TypeRange inferred);
 

@@ -34,10 +34,6 @@ std::string session::entryNames(const rt::Plan &plan) {
   return names;
 }
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   CompiledModel model;
   model.context = makeContext();
@@ -55,7 +51,7 @@ llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   model.kernels.assign(model.built.plan.kernels.size(), nullptr);
   for (const std::string &name : options.entries)
     if (!model.plan().findEntry(name))
-      return makeError("the model has no entry '" + name +
+      return llvm::createStringError("the model has no entry '" + name +
                        "' (it has: " + entryNames(model.plan()) + ")");
   return model;
 }
@@ -166,12 +162,12 @@ static llvm::Error byJit(CompiledModel &model,
     ops.push_back(model.built.kernelOps[index]);
   if (llvm::Error err = model.jit->getOrCompileAll(
           ops, options.jobs, [&progress] { progress.step(); }))
-    return makeError("compiling kernels: " + llvm::toString(std::move(err)));
+    return llvm::createStringError("compiling kernels: " + llvm::toString(std::move(err)));
   for (size_t index : needed) {
     const codegen::CompiledKernel *compiled =
         model.jit->lookup(model.plan().kernels[index].signature);
     if (!compiled)
-      return makeError("compiling kernel " +
+      return llvm::createStringError("compiling kernel " +
                        model.plan().kernels[index].signature +
                        ": the JIT did not keep it");
     model.kernels[index] = compiled->fn;

@@ -32,10 +32,6 @@ using namespace tfc::codegen::aot;
 // Names
 //===----------------------------------------------------------------------===//
 
-llvm::Error aot::makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 std::string codegen::modelSymbolName(const std::string &modelName) {
   std::string name;
   for (char c : modelName)
@@ -168,9 +164,9 @@ std::string aot::kernelSymbol(const std::string &modelName,
 llvm::Expected<GeneratedModel> aot::prepareModel(const BuiltPlan &built,
                                                  const AotOptions &options) {
   if (options.outputDir.empty())
-    return makeError("no output folder given (-o DIR)");
+    return llvm::createStringError("no output folder given (-o DIR)");
   if (built.kernelOps.size() != built.plan.kernels.size())
-    return makeError("internal error: the plan has " +
+    return llvm::createStringError("internal error: the plan has " +
                      llvm::Twine(built.plan.kernels.size()) + " kernels but " +
                      llvm::Twine(built.kernelOps.size()) + " kernel ops");
   GeneratedModel model;
@@ -179,7 +175,7 @@ llvm::Expected<GeneratedModel> aot::prepareModel(const BuiltPlan &built,
   model.className = options.className.empty() ? modelClassName(model.modelName)
                                               : options.className;
   if (!isIdentifier(model.className))
-    return makeError("'" + model.className +
+    return llvm::createStringError("'" + model.className +
                      "' is not a usable C++ class name");
   model.target = options.target.to_string();
   model.usesDevice = options.target.has_gpu_feature();
@@ -330,7 +326,7 @@ llvm::Expected<std::string> aot::apiSource(const GeneratedModel &model,
                                            llvm::StringRef producer) {
   rt::Expected<std::string> json = rt::serializePlan(model.plan);
   if (!json)
-    return makeError("serializing the plan: " + json.message());
+    return llvm::createStringError("serializing the plan: " + json.message());
   const std::string &cls = model.className;
 
   std::string text;
@@ -645,7 +641,7 @@ std::string aot::joinPath(const std::string &dir, const std::string &name) {
 
 llvm::Error aot::makeDirectory(const std::string &dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return makeError("cannot create folder '" + dir + "': " + ec.message());
+    return llvm::createStringError("cannot create folder '" + dir + "': " + ec.message());
   return llvm::Error::success();
 }
 
@@ -656,7 +652,7 @@ llvm::Error aot::writeFile(const std::string &path, llvm::StringRef contents) {
   rt::Status written =
       rt::writeFileAtomically(path, contents.data(), contents.size());
   if (!written.ok())
-    return makeError(written.message());
+    return llvm::createStringError(written.message());
   return llvm::Error::success();
 }
 
@@ -687,7 +683,7 @@ static llvm::Error copyInto(const std::string &from, const std::string &to) {
       llvm::MemoryBuffer::getFile(from, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
   if (!contents)
-    return makeError("cannot read '" + from +
+    return llvm::createStringError("cannot read '" + from +
                      "': " + contents.getError().message());
   return writeFile(to, (*contents)->getBuffer());
 }
@@ -711,7 +707,7 @@ static llvm::Expected<size_t> copyHeaders(const std::string &from,
     ++headers;
   }
   if (ec || headers == 0)
-    return makeError("cannot read the headers in '" + from + "'" +
+    return llvm::createStringError("cannot read the headers in '" + from + "'" +
                      (ec ? ": " + ec.message() : std::string()));
   return headers;
 }
@@ -741,11 +737,11 @@ llvm::Error aot::copyRuntime(const RuntimeFiles &runtime,
                              const std::string &dir, AotResult &result) {
   if (runtime.library.empty() || runtime.sourceRoot.empty() ||
       runtime.halideIncludeDir.empty())
-    return makeError("the tfc runtime's location is unknown (this tfc was "
+    return llvm::createStringError("the tfc runtime's location is unknown (this tfc was "
                      "built without it); pass --runtime-library and "
                      "--runtime-source");
   if (!llvm::sys::fs::exists(runtime.library))
-    return makeError("the tfc runtime library '" + runtime.library +
+    return llvm::createStringError("the tfc runtime library '" + runtime.library +
                      "' does not exist (build the tfc_runtime target)");
 
   std::string includeDir = joinPath(dir, "include");
@@ -753,7 +749,7 @@ llvm::Error aot::copyRuntime(const RuntimeFiles &runtime,
   llvm::Expected<size_t> headers =
       copyHeaders(joinPath(runtime.sourceRoot, "runtime"), runtimeHeaders);
   if (!headers)
-    return makeError("the tfc runtime: " + llvm::toString(headers.takeError()));
+    return llvm::createStringError("the tfc runtime: " + llvm::toString(headers.takeError()));
   if (llvm::Error err =
           copyInto(joinPath(runtime.halideIncludeDir, "HalideRuntime.h"),
                    joinPath(includeDir, "HalideRuntime.h")))

@@ -62,7 +62,7 @@ llvm::Expected<ObjectFile> compileRuntimeObject(const Halide::Target &target) {
                          .without_feature(Halide::Target::JIT)),
       "halide_runtime.o");
   if (!runtime)
-    return makeError("compiling Halide's runtime for " + target.to_string() +
+    return llvm::createStringError("compiling Halide's runtime for " + target.to_string() +
                      ": " + llvm::toString(runtime.takeError()));
   return runtime;
 }
@@ -89,7 +89,7 @@ llvm::Error writeArchive(const std::string &archivePath,
           /*Thin=*/false,
           [](llvm::Error warning) { llvm::consumeError(std::move(warning)); });
   if (!archive)
-    return makeError("cannot write '" + archivePath +
+    return llvm::createStringError("cannot write '" + archivePath +
                      "': " + llvm::toString(archive.takeError()));
   return writeFile(archivePath, (*archive)->getBuffer());
 }
@@ -159,7 +159,7 @@ llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
     llvm::Expected<ObjectFile> object =
         compileKernelObject(built, i, symbol, options.target, kernelTarget);
     if (!object)
-      return makeError("kernel " + built.plan.kernels[i].name + ": " +
+      return llvm::createStringError("kernel " + built.plan.kernels[i].name + ": " +
                        llvm::toString(object.takeError()));
     objects[i] = std::move(*object);
     return llvm::Error::success();

@@ -184,7 +184,7 @@ llvm::Expected<std::string> kernelSource(const BuiltPlan &built, size_t index,
     llvm::Expected<Kernel> kernel =
         buildKernel(built.kernelOps[index], target, symbol);
     if (!kernel)
-      return makeError("kernel " + name + ": " +
+      return llvm::createStringError("kernel " + name + ": " +
                        llvm::toString(kernel.takeError()));
     std::vector<std::string> changed;
     std::optional<size_t> candidate;
@@ -192,7 +192,7 @@ llvm::Expected<std::string> kernelSource(const BuiltPlan &built, size_t index,
           changed = serialize(*kernel, plan);
           candidate = nextCandidate(*kernel, plan);
         }))
-      return makeError("kernel " + name + ": " +
+      return llvm::createStringError("kernel " + name + ": " +
                        llvm::toString(std::move(err)));
     llvm::Expected<std::string> text = cSource(*kernel, target);
     if (text) {
@@ -205,7 +205,7 @@ llvm::Expected<std::string> kernelSource(const BuiltPlan &built, size_t index,
     }
     std::string message = llvm::toString(text.takeError());
     if (plan.all || message.find("C backend") == std::string::npos)
-      return makeError("kernel " + name + ": " + message);
+      return llvm::createStringError("kernel " + name + ": " + message);
     if (!candidate)
       plan.all = true;
     else

@@ -86,8 +86,6 @@ std::string sizeString(uint64_t bytes);
 /// The size of a file, 0 if unknown.
 uint64_t fileSize(const std::string &path);
 
-llvm::Error makeError(const llvm::Twine &message);
-
 } // namespace tfc::codegen::aot
 
 #endif // TFC_CODEGEN_AOT_AOTSUPPORT_H
