@@ -97,10 +97,6 @@ std::string locationString(Location loc) {
 // Errors
 //===----------------------------------------------------------------------===//
 
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
 static std::string opWhere(Operation *op) {
   std::string loc = locationString(op->getLoc());
   return (loc.empty() ? "" : loc + ": ") + "cannot plan '" +
@@ -218,7 +214,7 @@ llvm::Error EntryBuilder::addArguments() {
     std::optional<rt::DType> dtype =
         type ? dtypeOf(type.getElementType()) : std::nullopt;
     if (!dtype)
-      return makeError("entry '" + func.getName() + "': input '" + name +
+      return llvm::createStringError("entry '" + func.getName() + "': input '" + name +
                        "' has type " + typeString(arg.getType()) +
                        ", which the runtime cannot pass (ranked tensors of "
                        "f32, i32, i64 or i1 only)");
@@ -267,7 +263,7 @@ llvm::Error EntryBuilder::addParam(Operation *op) {
   if (type)
     dtype = dtypeOf(type.getElementType());
   if (!nameAttr || !type || !type.hasStaticShape() || !dtype)
-    return makeError(opWhere(op) +
+    return llvm::createStringError(opWhere(op) +
                      ": a parameter needs a name and a static "
                      "f32, i32, i64 or i1 tensor type, got " +
                      typeString(op->getResult(0).getType()));
@@ -280,7 +276,7 @@ llvm::Error EntryBuilder::addParam(Operation *op) {
   } else {
     const rt::ParamInfo &info = module.plan.params[it->second];
     if (info.shape != shape || info.storedDType != *dtype)
-      return makeError(opWhere(op) + ": parameter '" + name + "' is used as " +
+      return llvm::createStringError(opWhere(op) + ": parameter '" + name + "' is used as " +
                        rt::typeToString(*dtype, shape) + " here and as " +
                        rt::typeToString(info.storedDType, info.shape) +
                        " elsewhere");
@@ -302,7 +298,7 @@ static llvm::Expected<rt::Tensor> tensorOf(DenseElementsAttr attr,
                   attr.getType().getShape().end());
   rt::Expected<rt::Tensor> t = rt::Tensor::zeros(dtype, shape);
   if (!t)
-    return makeError(t.message());
+    return llvm::createStringError(t.message());
   size_t i = 0;
   switch (dtype) {
   case rt::DType::F32:
@@ -322,7 +318,7 @@ static llvm::Expected<rt::Tensor> tensorOf(DenseElementsAttr attr,
       t->dataAs<uint8_t>()[i++] = v ? 1 : 0;
     break;
   default:
-    return makeError("unsupported constant type");
+    return llvm::createStringError("unsupported constant type");
   }
   return t.take();
 }
@@ -332,14 +328,14 @@ llvm::Error EntryBuilder::addConstant(Operation *op) {
   std::optional<rt::DType> dtype =
       attr ? dtypeOf(attr.getType().getElementType()) : std::nullopt;
   if (!attr || !dtype || !attr.getType().hasStaticShape())
-    return makeError(opWhere(op) + ": only dense constants of f32, i32, i64 "
+    return llvm::createStringError(opWhere(op) + ": only dense constants of f32, i32, i64 "
                                    "or i1 with a static shape are supported");
   auto [it, inserted] = module.constantByAttr.try_emplace(
       attr, static_cast<int32_t>(module.plan.constants.size()));
   if (inserted) {
     llvm::Expected<rt::Tensor> t = tensorOf(attr, *dtype);
     if (!t)
-      return makeError(opWhere(op) + ": " + llvm::toString(t.takeError()));
+      return llvm::createStringError(opWhere(op) + ": " + llvm::toString(t.takeError()));
     module.plan.constants.push_back(std::move(*t));
   }
   rt::PlanValue value;
@@ -387,7 +383,7 @@ EntryBuilder::broadcast(Operation *op, llvm::ArrayRef<SymShape> shapes) {
   auto resolve = [&](const DimExpr &out, const DimExpr &d,
                      size_t) -> std::optional<DimExpr> {
     if (d.isStatic() && out.isStatic()) {
-      error = makeError(opWhere(op) + ": cannot broadcast " +
+      error = llvm::createStringError(opWhere(op) + ": cannot broadcast " +
                         std::to_string(d.constant) + " against " +
                         std::to_string(out.constant));
       return std::nullopt;
@@ -400,7 +396,7 @@ EntryBuilder::broadcast(Operation *op, llvm::ArrayRef<SymShape> shapes) {
       requireEqual(op, d, out.constant);
       return out;
     }
-    error = makeError(opWhere(op) + ": cannot broadcast " + dimString(out) +
+    error = llvm::createStringError(opWhere(op) + ": cannot broadcast " + dimString(out) +
                       " against " + dimString(d) +
                       ": their sizes are only known at run time");
     return std::nullopt;
@@ -440,7 +436,7 @@ public:
   }
   /// Why the rule failed.
   llvm::Error error() const {
-    return makeError(message.empty() ? opWhere(op) + ": its shape rule failed"
+    return llvm::createStringError(message.empty() ? opWhere(op) + ": its shape rule failed"
                                      : message);
   }
 
@@ -458,7 +454,7 @@ llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {
   // is refused before it gets here.
   auto rule = dyn_cast<mlir::tfc::SymbolicShapeOpInterface>(op);
   if (!rule)
-    return makeError(opWhere(op) + ": not a tfc op");
+    return llvm::createStringError(opWhere(op) + ": not a tfc op");
   std::vector<SymShape> operands;
   for (Value v : op->getOperands())
     operands.push_back(shapeOf(v));
@@ -477,11 +473,10 @@ llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error EntryBuilder::addChecks(Operation *op) {
-  llvm::StringRef name = op->getName().getStringRef();
   std::string loc = locationString(op->getLoc());
   std::string at = loc.empty() ? "" : " at " + loc;
 
-  if (name == "tfc.slice") {
+  if (isa<mlir::tfc::SliceOp>(op)) {
     // A static slice of a dynamic axis needs the axis to reach `end`.
     size_t axis = static_cast<size_t>(*intAttr(op, "axis"));
     int64_t start = *intAttr(op, "start"), end = *intAttr(op, "end");
@@ -498,7 +493,7 @@ llvm::Error EntryBuilder::addChecks(Operation *op) {
     return llvm::Error::success();
   }
 
-  if (name != "tfc.gather")
+  if (!isa<mlir::tfc::GatherOp>(op))
     return llvm::Error::success();
   Value table = op->getOperand(0), indices = op->getOperand(1);
   const SymShape &tableShape = shapeOf(table);
@@ -529,7 +524,7 @@ llvm::Error EntryBuilder::addChecks(Operation *op) {
   // Generated positions offset .. offset + n - 1 index a position table:
   // offset + n must not exceed its rows (a prompt longer than the context).
   Operation *def = indices.getDefiningOp();
-  if (def && def->getName().getStringRef() == "tfc.positions") {
+  if (isa_and_nonnull<mlir::tfc::PositionsOp>(def)) {
     size_t axis = static_cast<size_t>(*intAttr(def, "axis"));
     DimExpr end = shapeOf(def->getOperand(0))[axis];
     if (def->getNumOperands() > 1) {
@@ -537,12 +532,12 @@ llvm::Error EntryBuilder::addChecks(Operation *op) {
       const SymShape &offsetShape = shapeOf(def->getOperand(1));
       if (!offsetAxis || *offsetAxis < 0 ||
           static_cast<size_t>(*offsetAxis) >= offsetShape.size())
-        return makeError(opWhere(def) + ": bad 'offset_axis'");
+        return llvm::createStringError(opWhere(def) + ": bad 'offset_axis'");
       end = rt::add(end, offsetShape[static_cast<size_t>(*offsetAxis)]);
     }
     if (end.isStatic()) {
       if (end.constant > rows)
-        return makeError(opWhere(op) + ": positions up to " +
+        return llvm::createStringError(opWhere(op) + ": positions up to " +
                          std::to_string(end.constant) + " index " + tableName +
                          ", which has " + std::to_string(rows) + " rows");
       return llvm::Error::success();
@@ -574,23 +569,23 @@ static std::string kernelName(size_t index, llvm::StringRef opName) {
 llvm::Error EntryBuilder::addStep(Operation *op) {
   for (Value v : op->getOperands())
     if (!ids.count(v))
-      return makeError(opWhere(op) + ": an operand is not defined before it "
+      return llvm::createStringError(opWhere(op) + ": an operand is not defined before it "
                                      "in the entry");
   for (Value r : op->getResults()) {
     auto type = dyn_cast<RankedTensorType>(r.getType());
     if (!type || !dtypeOf(type.getElementType()))
-      return makeError(opWhere(op) + ": result type " +
+      return llvm::createStringError(opWhere(op) + ": result type " +
                        typeString(r.getType()) +
                        " has no runtime dtype (ranked f32, i32, i64, i1)");
   }
   if (op->getNumResults() == 0)
-    return makeError(opWhere(op) + ": an op without results has no kernel");
+    return llvm::createStringError(opWhere(op) + ": an op without results has no kernel");
 
   llvm::Expected<std::vector<SymShape>> shapes = inferShapes(op);
   if (!shapes)
     return shapes.takeError();
   if (shapes->size() != op->getNumResults())
-    return makeError(opWhere(op) + ": shape rule gave the wrong number of "
+    return llvm::createStringError(opWhere(op) + ": shape rule gave the wrong number of "
                                    "results");
 
   rt::PlanStep step;
@@ -599,7 +594,7 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   for (auto [result, shape] : llvm::zip(op->getResults(), *shapes)) {
     auto type = cast<RankedTensorType>(result.getType());
     if (static_cast<int64_t>(shape.size()) != type.getRank())
-      return makeError(opWhere(op) + ": symbolic shape " +
+      return llvm::createStringError(opWhere(op) + ": symbolic shape " +
                        symbolsString(shape) + " has a different rank than " +
                        typeString(type));
     // Reconcile with the IR: a static IR dim is authoritative (it is what
@@ -609,7 +604,7 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
       if (type.isDynamicDim(d))
         continue;
       if (dim.isStatic() && dim.constant != type.getDimSize(d))
-        return makeError(opWhere(op) + ": inferred shape " +
+        return llvm::createStringError(opWhere(op) + ": inferred shape " +
                          symbolsString(shape) + " disagrees with the IR type " +
                          typeString(type));
       dim = DimExpr::of(type.getDimSize(d));
@@ -627,7 +622,7 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   // and they are not steps.
   auto family = dyn_cast<mlir::tfc::KernelFamilyOpInterface>(op);
   if (!family || family.getKernelFamily() == rt::KernelFamily::None)
-    return makeError(opWhere(op) + ": the op has no kernel");
+    return llvm::createStringError(opWhere(op) + ": the op has no kernel");
   std::string signature = module.signature(op);
   auto [it, inserted] = module.kernelBySignature.try_emplace(
       signature, static_cast<int32_t>(module.plan.kernels.size()));
@@ -656,10 +651,10 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
 llvm::Error EntryBuilder::addCacheStep(Operation *op) {
   auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
   if (!arg || !ids.count(arg))
-    return makeError(opWhere(op) + ": the cache must be an entry input");
+    return llvm::createStringError(opWhere(op) + ": the cache must be an entry input");
   for (Value v : op->getOperands())
     if (!ids.count(v))
-      return makeError(opWhere(op) + ": an operand is not defined before it "
+      return llvm::createStringError(opWhere(op) + ": an operand is not defined before it "
                                      "in the entry");
   auto append = dyn_cast<mlir::tfc::KvAppendOp>(op);
   auto stack = dyn_cast<mlir::tfc::KvStackOp>(op);
@@ -732,7 +727,7 @@ std::optional<DimExpr> EntryBuilder::parseDeclaredDim(llvm::StringRef text) {
 llvm::Error EntryBuilder::addReturn(func::ReturnOp ret) {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (!ids.count(v))
-      return makeError("entry '" + func.getName() +
+      return llvm::createStringError("entry '" + func.getName() +
                        "': a returned value is not defined in the entry");
     auto nameAttr = func.getResultAttrOfType<StringAttr>(
         static_cast<unsigned>(i), "tfc.name");
@@ -760,7 +755,7 @@ llvm::Error EntryBuilder::addReturn(func::ReturnOp ret) {
           text += (k ? ", " : "") + (isa<StringAttr>(a)
                                          ? cast<StringAttr>(a).getValue().str()
                                          : std::string("?"));
-        return makeError("entry '" + func.getName() + "': output '" + name +
+        return llvm::createStringError("entry '" + func.getName() + "': output '" + name +
                          "' is declared [" + text + "] but its shape is " +
                          symbolsString(shape));
       }
@@ -802,29 +797,29 @@ void EntryBuilder::computeReleases() {
 llvm::Error EntryBuilder::build() {
   entry.name = func.getName().str();
   if (!func.getBody().hasOneBlock())
-    return makeError("entry '" + entry.name + "' must have a single block");
+    return llvm::createStringError("entry '" + entry.name + "' must have a single block");
   if (llvm::Error e = addArguments())
     return e;
   auto addOp = [&](Operation &op) -> llvm::Error {
-    llvm::StringRef name = op.getName().getStringRef();
     if (auto ret = dyn_cast<func::ReturnOp>(op))
       return addReturn(ret);
-    if (name == "tfc.param")
+    if (isa<mlir::tfc::ParamOp>(op))
       return addParam(&op);
-    if (name == "tfc.constant")
+    if (isa<mlir::tfc::ConstantOp>(op))
       return addConstant(&op);
     if (isa<mlir::tfc::KvAppendOp, mlir::tfc::KvStackOp>(op))
       return addCacheStep(&op);
-    if (name.starts_with("tfc.") && op.getNumRegions() == 0)
+    if (op.getName().getStringRef().starts_with("tfc.") &&
+        op.getNumRegions() == 0)
       return addStep(&op);
-    return makeError(opWhere(&op) + ": only tfc ops can be compiled");
+    return llvm::createStringError(opWhere(&op) + ": only tfc ops can be compiled");
   };
   for (Operation &op : func.getBody().front())
     if (llvm::Error e = addOp(op))
       return e;
   for (const rt::PlanCache &c : entry.caches)
     if (c.output < 0)
-      return makeError("entry '" + entry.name + "': the cache grown from "
+      return llvm::createStringError("entry '" + entry.name + "': the cache grown from "
                        "input '" + entry.inputNames[static_cast<size_t>(
                            c.input)] + "' is not returned (tfc.kv_stack)");
   computeReleases();
@@ -860,7 +855,7 @@ llvm::Expected<BuiltPlan> buildPlan(ModuleOp module,
   // The plan must be one the runtime accepts; anything else is a bug here.
   rt::Status valid = rt::verifyPlan(state.plan);
   if (!valid.ok())
-    return makeError("internal error: the plan does not verify: " +
+    return llvm::createStringError("internal error: the plan does not verify: " +
                      valid.message());
   BuiltPlan built;
   built.plan = std::move(state.plan);

@@ -301,21 +301,32 @@ const char *className(KernelClass kind) {
   return "other";
 }
 
-/// The class of a kernel's op (the plan's kernel op, or its static twin).
+/// The class of a kernel's op (the plan's kernel op, or its static twin):
+/// its kernel family (ir/TfcInterfaces.td), with the fused ops and the
+/// normalizations told apart.
 KernelClass classify(mlir::Operation *op) {
   namespace tfc = mlir::tfc;
-  if (llvm::isa<tfc::MatmulOp, tfc::LinearOp>(op))
+  using ::tfc::rt::KernelFamily;
+  auto facts = llvm::dyn_cast<tfc::KernelFamilyOpInterface>(op);
+  switch (facts ? facts.getKernelFamily() : KernelFamily::Elementwise) {
+  case KernelFamily::Matmul:
     return KernelClass::Matmul;
-  if (llvm::isa<tfc::FusedAttentionOp>(op))
-    return KernelClass::Attention;
-  if (llvm::isa<tfc::LayerNormOp, tfc::AddLayerNormOp, tfc::RmsNormOp,
-                tfc::SoftmaxOp>(op))
-    return KernelClass::Norm;
-  if (llvm::isa<tfc::ReduceSumOp, tfc::ReduceMeanOp, tfc::ReduceMaxOp>(op))
-    return KernelClass::Reduction;
-  if (llvm::isa<tfc::TransposeOp, tfc::ReshapeOp, tfc::SliceOp, tfc::ConcatOp,
-                tfc::GatherOp, tfc::PositionsOp, tfc::CausalMaskOp>(op))
+  case KernelFamily::Fused:
+    if (llvm::isa<tfc::FusedAttentionOp>(op))
+      return KernelClass::Attention;
+    return llvm::isa<tfc::LinearOp>(op) ? KernelClass::Matmul
+                                        : KernelClass::Norm;
+  case KernelFamily::Reduction:
+    return llvm::isa<tfc::LayerNormOp, tfc::RmsNormOp, tfc::SoftmaxOp>(op)
+               ? KernelClass::Norm
+               : KernelClass::Reduction;
+  case KernelFamily::DataMovement:
+  case KernelFamily::View:
     return KernelClass::DataMovement;
+  case KernelFamily::Elementwise:
+  case KernelFamily::None:
+    return KernelClass::Elementwise;
+  }
   return KernelClass::Elementwise;
 }
 
