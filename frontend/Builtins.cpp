@@ -2,9 +2,9 @@
 //
 // Each builtin checks its operands symbolically (dtype, rank, shape), reports
 // errors that name both shapes and where they came from, and creates the
-// primitive `tfc` op. Ops are created by name through OperationState so this
-// file depends on the dialect's textual contract (op and attribute names)
-// rather than on generated builder signatures.
+// primitive `tfc` op with its typed builder (ir/TfcOps.h), so a renamed op or
+// attribute is a compile error here. The builders infer the result type;
+// makeTensor checks that it is the type the frontend computed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,14 @@
 #include <numeric>
 
 using namespace tfc;
+namespace tir = mlir::tfc;
+
+namespace {
+/// Names an op type for a generic lambda: `make(OpTag<tir::AddOp>())`.
+template <typename OpT> struct OpTag {
+  using type = OpT;
+};
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Construction helpers
@@ -54,22 +62,7 @@ ElaboratorImpl::tensorType(const std::string &dtype,
   return mlir::RankedTensorType::get(dims, elementType(dtype));
 }
 
-std::optional<mlir::Value>
-ElaboratorImpl::createOp(llvm::StringRef name, mlir::ValueRange operands,
-                         mlir::Type resultType,
-                         llvm::ArrayRef<mlir::NamedAttribute> attributes,
-                         SourceLoc at) {
-  std::optional<mlir::Operation *> op =
-      createOpWithResults(name, operands, resultType, attributes, at);
-  if (!op)
-    return std::nullopt;
-  return (*op)->getResult(0);
-}
-
-std::optional<mlir::Operation *> ElaboratorImpl::createOpWithResults(
-    llvm::StringRef name, mlir::ValueRange operands,
-    mlir::TypeRange resultTypes,
-    llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at) {
+std::optional<mlir::Location> ElaboratorImpl::opLocation(SourceLoc at) {
   if (!builder.getInsertionBlock()) {
     // Config values, dim bounds and input types are evaluated outside any
     // function: an op built there would be detached (and leaked).
@@ -84,11 +77,7 @@ std::optional<mlir::Operation *> ElaboratorImpl::createOpWithResults(
   mlir::Location location = loc(at);
   if (!frames.empty() && frames.back().callSite)
     location = mlir::CallSiteLoc::get(location, *frames.back().callSite);
-  mlir::OperationState state(location, name);
-  state.addOperands(operands);
-  state.addTypes(resultTypes);
-  state.addAttributes(attributes);
-  return builder.create(state);
+  return location;
 }
 
 bool ElaboratorImpl::checkShape(const std::string &dtype,
@@ -138,11 +127,10 @@ bool ElaboratorImpl::chargeConstant(int64_t elements, SourceLoc at) {
   return false;
 }
 
-std::optional<TensorValue> ElaboratorImpl::makeTensor(
-    llvm::StringRef opName, mlir::ValueRange operands,
-    const std::string &dtype, const SymShape &shape,
-    llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at,
-    std::string description) {
+std::optional<TensorValue> ElaboratorImpl::makeTensorWith(
+    const std::string &dtype, const SymShape &shape, SourceLoc at,
+    std::string description,
+    llvm::function_ref<mlir::Value(mlir::Location)> create) {
   if (shape.size() > ElaborationLimits::maxRank) {
     diags.error(at, description + " would have rank " +
                         std::to_string(shape.size()) + " (at most 8)");
@@ -150,11 +138,19 @@ std::optional<TensorValue> ElaboratorImpl::makeTensor(
   }
   if (!checkShape(dtype, shape, at, description))
     return std::nullopt;
-  std::optional<mlir::Value> value =
-      createOp(opName, operands, tensorType(dtype, shape), attributes, at);
-  if (!value)
+  std::optional<mlir::Location> location = opLocation(at);
+  if (!location)
     return std::nullopt;
-  return TensorValue{*value, dtype, shape, at, std::move(description)};
+  mlir::Value value = create(*location);
+  if (value.getType() != tensorType(dtype, shape)) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << value.getType();
+    diags.error(at, "internal error: " + description + " has type " + type +
+                        ", not " + shapeToString(dtype, shape));
+    return std::nullopt;
+  }
+  return TensorValue{value, dtype, shape, at, std::move(description)};
 }
 
 std::optional<TensorValue>
@@ -192,10 +188,8 @@ ElaboratorImpl::scalarConstant(const Value &number, const std::string &dtype,
     attr = mlir::DenseElementsAttr::get(
         type, static_cast<float>(number.asDouble()));
   }
-  mlir::Builder b(&context);
-  return makeTensor("tfc.constant", {}, dtype, {},
-                    {b.getNamedAttr("value", attr)}, at,
-                    "the constant " + number.str());
+  return makeTensor<tir::ConstantOp>(dtype, {}, at,
+                                     "the constant " + number.str(), attr);
 }
 
 const TensorValue *ElaboratorImpl::expectTensor(const Value &value,
@@ -311,9 +305,25 @@ MaybeValue ElaboratorImpl::tensorBinary(ast::BinaryOp op, const Value &lhsIn,
   std::optional<SymShape> shape = broadcast(*lhs, *rhs, spelled, at);
   if (!shape)
     return std::nullopt;
-  mlir::Builder b(&context);
-  std::string name, dtype = lhs->dtype;
-  std::vector<mlir::NamedAttribute> attrs;
+  std::optional<TensorValue> result =
+      binaryOp(op, *lhs, *rhs, *shape, at, "the result of `" + spelled + "`");
+  if (!result)
+    return std::nullopt;
+  return Value::ofTensor(*result);
+}
+
+std::optional<TensorValue>
+ElaboratorImpl::binaryOp(ast::BinaryOp op, const TensorValue &lhs,
+                         const TensorValue &rhs, const SymShape &shape,
+                         SourceLoc at, std::string description) {
+  using B = ast::BinaryOp;
+  std::string spelled = ast::spelling(op);
+  const std::string &dtype = lhs.dtype;
+  auto make = [&](auto tag) {
+    using OpT = typename decltype(tag)::type;
+    return makeTensor<OpT>(dtype, shape, at, std::move(description), lhs.value,
+                           rhs.value);
+  };
   switch (op) {
   case B::Add:
   case B::Sub:
@@ -323,53 +333,50 @@ MaybeValue ElaboratorImpl::tensorBinary(ast::BinaryOp op, const Value &lhsIn,
       diags.error(at, "cannot apply `" + spelled + "` to bool tensors");
       return std::nullopt;
     }
-    name = op == B::Add   ? "tfc.add"
-           : op == B::Sub ? "tfc.sub"
-           : op == B::Mul ? "tfc.mul"
-                          : "tfc.div";
-    break;
+    if (op == B::Add)
+      return make(OpTag<tir::AddOp>());
+    if (op == B::Sub)
+      return make(OpTag<tir::SubOp>());
+    if (op == B::Mul)
+      return make(OpTag<tir::MulOp>());
+    return make(OpTag<tir::DivOp>());
   case B::Pow:
     if (!isFloat(dtype)) {
       diags.error(at, "`**` needs f32 tensors, got " +
-                          shapeToString(dtype, lhs->shape));
+                          shapeToString(dtype, lhs.shape));
       return std::nullopt;
     }
-    name = "tfc.pow";
-    break;
+    return make(OpTag<tir::PowOp>());
   case B::And:
   case B::Or:
     if (dtype != "bool") {
       diags.error(at, "`" + spelled + "` needs bool tensors, got " +
-                          shapeToString(dtype, lhs->shape));
+                          shapeToString(dtype, lhs.shape));
       return std::nullopt;
     }
-    name = op == B::And ? "tfc.and" : "tfc.or";
-    break;
+    if (op == B::And)
+      return make(OpTag<tir::AndOp>());
+    return make(OpTag<tir::OrOp>());
   case B::Eq:
   case B::Ne:
   case B::Lt:
   case B::Le:
   case B::Gt:
   case B::Ge: {
-    static const char *predicates[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    name = "tfc.cmp";
-    attrs.push_back(b.getNamedAttr(
-        "predicate",
-        b.getStringAttr(predicates[static_cast<int>(op) -
-                                   static_cast<int>(B::Eq)])));
-    dtype = "bool";
-    break;
+    using P = tir::CmpPredicate;
+    P predicate = op == B::Eq   ? P::eq
+                  : op == B::Ne ? P::ne
+                  : op == B::Lt ? P::lt
+                  : op == B::Le ? P::le
+                  : op == B::Gt ? P::gt
+                                : P::ge;
+    return makeTensor<tir::CmpOp>("bool", shape, at, std::move(description),
+                                  predicate, lhs.value, rhs.value);
   }
   default:
     diags.error(at, "`" + spelled + "` is not defined on tensors");
     return std::nullopt;
   }
-  std::optional<TensorValue> result =
-      makeTensor(name, {lhs->value, rhs->value}, dtype, *shape, attrs, at,
-                 "the result of `" + spelled + "`");
-  if (!result)
-    return std::nullopt;
-  return Value::ofTensor(*result);
 }
 
 MaybeValue ElaboratorImpl::matmul(const TensorValue &a, const TensorValue &b,
@@ -414,34 +421,28 @@ MaybeValue ElaboratorImpl::matmul(const TensorValue &a, const TensorValue &b,
     return std::nullopt;
   shape->push_back(m);
   shape->push_back(n);
-  mlir::Builder builder(&context);
-  std::vector<mlir::NamedAttribute> attrs;
-  if (transposeB)
-    attrs.push_back(
-        builder.getNamedAttr("transpose_b", builder.getBoolAttr(true)));
-  std::optional<TensorValue> result =
-      makeTensor("tfc.matmul", {a.value, b.value}, "f32", *shape, attrs, at,
-                 "the result of " + what);
+  std::optional<TensorValue> result = makeTensor<tir::MatmulOp>(
+      "f32", *shape, at, "the result of " + what, a.value, b.value, transposeB);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
 }
 
-MaybeValue ElaboratorImpl::unaryOp(llvm::StringRef opName,
+MaybeValue ElaboratorImpl::unaryOp(UnaryBuilder make, UnaryInput input,
                                    const TensorValue &x, SourceLoc at,
-                                   const std::string &what,
-                                   llvm::ArrayRef<mlir::NamedAttribute> attrs) {
-  bool wantsBool = opName == "tfc.not";
-  if (wantsBool != (x.dtype == "bool") ||
-      (!wantsBool && opName != "tfc.neg" && !isFloat(x.dtype))) {
+                                   const std::string &what) {
+  bool ok = input == UnaryInput::Bool      ? x.dtype == "bool"
+            : input == UnaryInput::Numeric ? x.dtype != "bool"
+                                           : isFloat(x.dtype);
+  if (!ok) {
     diags.error(at, "`" + what + "` cannot take " +
                         shapeToString(x.dtype, x.shape));
     noteOrigin(x);
     return std::nullopt;
   }
-  std::optional<TensorValue> result =
-      makeTensor(opName, {x.value}, x.dtype, x.shape, attrs, at,
-                 "the result of `" + what + "`");
+  std::optional<TensorValue> result = makeTensorWith(
+      x.dtype, x.shape, at, "the result of `" + what + "`",
+      [&](mlir::Location location) { return make(builder, location, x.value); });
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -470,11 +471,9 @@ MaybeValue ElaboratorImpl::transpose(const TensorValue &x,
     p = *axis;
     shape.push_back(x.shape[*axis]);
   }
-  mlir::Builder b(&context);
-  std::optional<TensorValue> result = makeTensor(
-      "tfc.transpose", {x.value}, x.dtype, shape,
-      {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}, at,
-      "the transpose of " + x.description);
+  std::optional<TensorValue> result = makeTensor<tir::TransposeOp>(
+      x.dtype, shape, at, "the transpose of " + x.description, x.value,
+      llvm::ArrayRef<int64_t>(perm));
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -519,11 +518,9 @@ MaybeValue ElaboratorImpl::reshape(const TensorValue &x, const SymShape &shape,
     noteOrigin(x);
     return std::nullopt;
   }
-  mlir::Builder b(&context);
-  std::optional<TensorValue> result = makeTensor(
-      "tfc.reshape", {x.value}, x.dtype, shape,
-      {b.getNamedAttr("shape", b.getDenseI64ArrayAttr(attr))}, at,
-      "the reshape of " + x.description);
+  std::optional<TensorValue> result = makeTensor<tir::ReshapeOp>(
+      x.dtype, shape, at, "the reshape of " + x.description, x.value,
+      llvm::ArrayRef<int64_t>(attr));
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -543,17 +540,10 @@ MaybeValue ElaboratorImpl::slice(const TensorValue &x, int64_t axis,
     return std::nullopt;
   }
   SymShape shape = x.shape;
-  shape[axis] = SymDim::of(mlir::tfc::SliceOp::sliceSize(start, end, step));
-  mlir::Builder b(&context);
-  std::vector<mlir::NamedAttribute> attrs = {
-      b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
-      b.getNamedAttr("start", b.getI64IntegerAttr(start)),
-      b.getNamedAttr("end", b.getI64IntegerAttr(end))};
-  if (step != 1)
-    attrs.push_back(b.getNamedAttr("step", b.getI64IntegerAttr(step)));
+  shape[axis] = SymDim::of(tir::SliceOp::sliceSize(start, end, step));
   std::optional<TensorValue> result =
-      makeTensor("tfc.slice", {x.value}, x.dtype, shape, attrs, at,
-                 "a slice of " + x.description);
+      makeTensor<tir::SliceOp>(x.dtype, shape, at, "a slice of " + x.description,
+                               x.value, axis, start, end, step);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -600,11 +590,9 @@ MaybeValue ElaboratorImpl::concat(const std::vector<TensorValue> &parts,
   }
   if (parts.size() == 1)
     return Value::ofTensor(first);
-  mlir::Builder b(&context);
-  std::optional<TensorValue> result =
-      makeTensor("tfc.concat", operands, first.dtype, shape,
-                 {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
-                 "the result of " + what);
+  std::optional<TensorValue> result = makeTensor<tir::ConcatOp>(
+      first.dtype, shape, at, "the result of " + what,
+      mlir::ValueRange(operands), *axis);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -620,8 +608,8 @@ MaybeValue ElaboratorImpl::castTo(const TensorValue &x,
   if (dtype == x.dtype)
     return Value::ofTensor(x);
   std::optional<TensorValue> result =
-      makeTensor("tfc.cast", {x.value}, dtype, x.shape, {}, at,
-                 "the cast of " + x.description);
+      makeTensor<tir::CastOp>(dtype, x.shape, at, "the cast of " + x.description,
+                              x.value, elementType(dtype));
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -664,14 +652,14 @@ MaybeValue ElaboratorImpl::whereOp(const TensorValue &cond, const Value &aIn,
   if (!shape)
     return std::nullopt;
   std::optional<TensorValue> result =
-      makeTensor("tfc.where", {cond.value, a->value, b->value}, dtype, *shape,
-                 {}, at, "the result of " + what);
+      makeTensor<tir::WhereOp>(dtype, *shape, at, "the result of " + what,
+                               cond.value, a->value, b->value);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
 }
 
-MaybeValue ElaboratorImpl::reduce(llvm::StringRef opName, const TensorValue &x,
+MaybeValue ElaboratorImpl::reduce(Reduction kind, const TensorValue &x,
                                   int64_t axisIn, bool keepdim, SourceLoc at,
                                   const std::string &what) {
   if (!isFloat(x.dtype)) {
@@ -687,12 +675,15 @@ MaybeValue ElaboratorImpl::reduce(llvm::StringRef opName, const TensorValue &x,
     shape[*axis] = SymDim::of(1);
   else
     shape.erase(shape.begin() + *axis);
-  mlir::Builder b(&context);
-  std::optional<TensorValue> result = makeTensor(
-      opName, {x.value}, x.dtype, shape,
-      {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
-       b.getNamedAttr("keepdim", b.getBoolAttr(keepdim))},
-      at, "the result of " + what);
+  auto make = [&](auto tag) {
+    using OpT = typename decltype(tag)::type;
+    return makeTensor<OpT>(x.dtype, shape, at, "the result of " + what,
+                           x.value, *axis, keepdim);
+  };
+  std::optional<TensorValue> result =
+      kind == Reduction::Sum    ? make(OpTag<tir::ReduceSumOp>())
+      : kind == Reduction::Mean ? make(OpTag<tir::ReduceMeanOp>())
+                                : make(OpTag<tir::ReduceMaxOp>());
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -841,15 +832,50 @@ namespace {
 ArgSpec req(const char *name) { return ArgSpec{name, std::nullopt}; }
 ArgSpec opt(const char *name, Value v) { return ArgSpec{name, v}; }
 
+template <typename OpT>
+constexpr ElaboratorImpl::UnaryBuilder buildUnary =
+    &ElaboratorImpl::buildUnary<OpT>;
+mlir::Value buildGeluTanh(mlir::OpBuilder &b, mlir::Location at,
+                          mlir::Value x) {
+  return b.create<tir::GeluOp>(at, x, "tanh")->getResult(0);
+}
+
+/// An elementwise unary op and the element types it takes.
+struct UnaryKind {
+  ElaboratorImpl::UnaryBuilder make;
+  ElaboratorImpl::UnaryInput input = ElaboratorImpl::UnaryInput::Float;
+};
+
 /// Elementwise unary functions.
-const std::map<std::string, std::string> &unaryOps() {
-  static const std::map<std::string, std::string> unary = {
-      {"exp", "tfc.exp"},         {"log", "tfc.log"},   {"sqrt", "tfc.sqrt"},
-      {"rsqrt", "tfc.rsqrt"},     {"tanh", "tfc.tanh"}, {"erf", "tfc.erf"},
-      {"sigmoid", "tfc.sigmoid"}, {"relu", "tfc.relu"}, {"silu", "tfc.silu"},
-      {"gelu", "tfc.gelu"},       {"sin", "tfc.sin"},   {"cos", "tfc.cos"},
-      {"gelu_tanh", "tfc.gelu"},  {"neg", "tfc.neg"},   {"abs", "tfc.abs"}};
+const std::map<std::string, UnaryKind> &unaryOps() {
+  static const std::map<std::string, UnaryKind> unary = {
+      {"exp", {buildUnary<tir::ExpOp>}},
+      {"log", {buildUnary<tir::LogOp>}},
+      {"sqrt", {buildUnary<tir::SqrtOp>}},
+      {"rsqrt", {buildUnary<tir::RsqrtOp>}},
+      {"tanh", {buildUnary<tir::TanhOp>}},
+      {"erf", {buildUnary<tir::ErfOp>}},
+      {"sigmoid", {buildUnary<tir::SigmoidOp>}},
+      {"relu", {buildUnary<tir::ReluOp>}},
+      {"silu", {buildUnary<tir::SiluOp>}},
+      {"gelu", {buildUnary<tir::GeluOp>}},
+      {"gelu_tanh", {buildGeluTanh}},
+      {"sin", {buildUnary<tir::SinOp>}},
+      {"cos", {buildUnary<tir::CosOp>}},
+      {"neg",
+       {buildUnary<tir::NegOp>, ElaboratorImpl::UnaryInput::Numeric}},
+      {"abs", {buildUnary<tir::AbsOp>}}};
   return unary;
+}
+
+/// The kinds `activation(x, kind)` takes; identity builds nothing.
+const std::map<std::string, ElaboratorImpl::UnaryBuilder> &activations() {
+  static const std::map<std::string, ElaboratorImpl::UnaryBuilder> kinds = {
+      {"relu", buildUnary<tir::ReluOp>},  {"gelu", buildUnary<tir::GeluOp>},
+      {"gelu_tanh", buildGeluTanh},       {"gelu_new", buildGeluTanh},
+      {"silu", buildUnary<tir::SiluOp>},  {"swish", buildUnary<tir::SiluOp>},
+      {"identity", nullptr}};
+  return kinds;
 }
 
 /// One call of a builtin: the callee's name and location, and one handler
@@ -858,7 +884,7 @@ const std::map<std::string, std::string> &unaryOps() {
 class BuiltinCall {
 public:
   BuiltinCall(ElaboratorImpl &E, const ast::CallExpr &call)
-      : E(E), call(call), f(call.callee), at(call.getLoc()), b(&E.context) {}
+      : E(E), call(call), f(call.callee), at(call.getLoc()) {}
 
   // Elementwise and math.
   MaybeValue callUnary();
@@ -900,16 +926,11 @@ private:
     return E.expectTensor(
         v, "argument '" + std::string(name) + "' of `" + f + "`", at);
   }
-  std::vector<mlir::NamedAttribute> geluAttrs(const std::string &kind) {
-    return std::vector<mlir::NamedAttribute>{b.getNamedAttr(
-        "approximate", b.getStringAttr(kind == "gelu_tanh" ? "tanh" : "none"))};
-  }
 
   ElaboratorImpl &E;
   const ast::CallExpr &call;
   const std::string &f;
   SourceLoc at;
-  mlir::Builder b;
 };
 
 } // namespace
@@ -926,10 +947,7 @@ MaybeValue BuiltinCall::callUnary() {
   const TensorValue *x = tensorArg((*args)[0], "x");
   if (!x)
     return std::nullopt;
-  std::vector<mlir::NamedAttribute> attrs;
-  if (it->second == "tfc.gelu")
-    attrs = geluAttrs(f);
-  return E.unaryOp(it->second, *x, at, f, attrs);
+  return E.unaryOp(it->second.make, it->second.input, *x, at, f);
 }
 
 MaybeValue BuiltinCall::callActivation() {
@@ -940,10 +958,7 @@ MaybeValue BuiltinCall::callActivation() {
   if (!x)
     return std::nullopt;
   const Value &kind = (*args)[1];
-  static const std::map<std::string, std::string> kinds = {
-      {"relu", "tfc.relu"},     {"gelu", "tfc.gelu"}, {"gelu_tanh", "tfc.gelu"},
-      {"gelu_new", "tfc.gelu"}, {"silu", "tfc.silu"}, {"swish", "tfc.silu"},
-      {"identity", ""}};
+  const auto &kinds = activations();
   auto k = kind.is(Value::Kind::Enum) || kind.is(Value::Kind::Str)
                ? kinds.find(kind.getStr())
                : kinds.end();
@@ -954,12 +969,10 @@ MaybeValue BuiltinCall::callActivation() {
                       "identity)");
     return std::nullopt;
   }
-  if (k->second.empty())
+  if (!k->second)
     return (*args)[0];
-  std::vector<mlir::NamedAttribute> attrs;
-  if (k->second == "tfc.gelu")
-    attrs = geluAttrs(k->first == "gelu" ? "gelu" : "gelu_tanh");
-  return E.unaryOp(k->second, *x, at, k->first, attrs);
+  return E.unaryOp(k->second, ElaboratorImpl::UnaryInput::Float, *x, at,
+                   k->first);
 }
 
 MaybeValue BuiltinCall::callPowMaxMin() {
@@ -989,9 +1002,15 @@ MaybeValue BuiltinCall::callPowMaxMin() {
   std::optional<SymShape> shape = E.broadcast(*lt, *rt, f, at);
   if (!shape)
     return std::nullopt;
+  auto make = [&](auto tag) {
+    using OpT = typename decltype(tag)::type;
+    return E.makeTensor<OpT>("f32", *shape, at, "the result of `" + f + "`",
+                             lt->value, rt->value);
+  };
   std::optional<TensorValue> result =
-      E.makeTensor("tfc." + f, {lt->value, rt->value}, "f32", *shape, {}, at,
-                   "the result of `" + f + "`");
+      f == "pow"       ? make(OpTag<tir::PowOp>())
+      : f == "maximum" ? make(OpTag<tir::MaximumOp>())
+                       : make(OpTag<tir::MinimumOp>());
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1076,10 +1095,9 @@ MaybeValue BuiltinCall::callReduction() {
     E.diags.error(at, "keepdim must be a bool");
     return std::nullopt;
   }
-  std::string op = f == "sum"    ? "tfc.reduce_sum"
-                   : f == "mean" ? "tfc.reduce_mean"
-                                 : "tfc.reduce_max";
-  return E.reduce(op, *x, *axis, (*args)[2].getBool(), at, "`" + f + "`");
+  using R = ElaboratorImpl::Reduction;
+  R kind = f == "sum" ? R::Sum : f == "mean" ? R::Mean : R::Max;
+  return E.reduce(kind, *x, *axis, (*args)[2].getBool(), at, "`" + f + "`");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1272,8 +1290,8 @@ MaybeValue BuiltinCall::callGather() {
   SymShape shape = ids->shape;
   shape.insert(shape.end(), table->shape.begin() + 1, table->shape.end());
   std::optional<TensorValue> result =
-      E.makeTensor("tfc.gather", {table->value, ids->value}, "f32", shape, {},
-                   at, "the result of `gather`");
+      E.makeTensor<tir::GatherOp>("f32", shape, at, "the result of `gather`",
+                                  table->value, ids->value);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1301,9 +1319,8 @@ MaybeValue BuiltinCall::callSoftmax() {
     return std::nullopt;
   }
   std::optional<TensorValue> result =
-      E.makeTensor("tfc.softmax", {x->value}, "f32", x->shape,
-                   {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
-                   "the result of `softmax`");
+      E.makeTensor<tir::SoftmaxOp>("f32", x->shape, at,
+                                   "the result of `softmax`", x->value, *axis);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1356,10 +1373,14 @@ MaybeValue BuiltinCall::callNorm() {
                   "eps must be a finite non-negative number, got " + eps.str());
     return std::nullopt;
   }
-  std::optional<TensorValue> result = E.makeTensor(
-      "tfc." + f, operands, "f32", x->shape,
-      {b.getNamedAttr("epsilon", b.getF64FloatAttr(eps.asDouble()))}, at,
-      "the result of `" + f + "`");
+  std::string what = "the result of `" + f + "`";
+  std::optional<TensorValue> result =
+      ln ? E.makeTensor<tir::LayerNormOp>("f32", x->shape, at, what,
+                                          operands[0], operands[1],
+                                          operands[2], eps.asDouble())
+         : E.makeTensor<tir::RmsNormOp>("f32", x->shape, at, what,
+                                        operands[0], operands[1],
+                                        eps.asDouble());
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1396,11 +1417,9 @@ MaybeValue BuiltinCall::callPositions() {
       std::vector<int32_t> iota(nDim->constant);
       std::iota(iota.begin(), iota.end(), 0);
       auto type = E.tensorType("i32", shape);
-      base = E.makeTensor(
-          "tfc.constant", {}, "i32", shape,
-          {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
-                                       type, llvm::ArrayRef<int32_t>(iota)))},
-          at, "`positions`");
+      base = E.makeTensor<tir::ConstantOp>(
+          "i32", shape, at, "`positions`",
+          mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(iota)));
       if (!base)
         return std::nullopt;
       E.constantCache[key] = *base;
@@ -1417,21 +1436,20 @@ MaybeValue BuiltinCall::callPositions() {
   std::optional<DimSource> src = E.dimSource(n, at, "`positions`");
   if (!src)
     return std::nullopt;
-  std::vector<mlir::Value> operands = {src->value};
-  std::vector<mlir::NamedAttribute> attrs = {
-      b.getNamedAttr("axis", b.getI64IntegerAttr(src->axis))};
   bool staticOffset = offDim->isStatic();
-  if (!staticOffset) {
+  std::optional<TensorValue> result;
+  if (staticOffset) {
+    result = E.makeTensor<tir::PositionsOp>("i32", shape, at, "`positions`",
+                                            src->value, src->axis);
+  } else {
     std::optional<DimSource> offSrc =
         E.dimSource(offset, at, "`positions` offset");
     if (!offSrc)
       return std::nullopt;
-    operands.push_back(offSrc->value);
-    attrs.push_back(
-        b.getNamedAttr("offset_axis", b.getI64IntegerAttr(offSrc->axis)));
+    result = E.makeTensor<tir::PositionsOp>("i32", shape, at, "`positions`",
+                                            src->value, src->axis,
+                                            offSrc->value, offSrc->axis);
   }
-  std::optional<TensorValue> result = E.makeTensor(
-      "tfc.positions", operands, "i32", shape, attrs, at, "`positions`");
   if (!result)
     return std::nullopt;
   if (staticOffset && offDim->constant != 0)
@@ -1473,11 +1491,9 @@ MaybeValue BuiltinCall::callCausalMask() {
       for (int64_t j = 0; j < k->constant; ++j)
         bits.push_back(j <= i + k->constant - q->constant);
     auto type = E.tensorType("bool", shape);
-    std::optional<TensorValue> result = E.makeTensor(
-        "tfc.constant", {}, "bool", shape,
-        {b.getNamedAttr("value", mlir::DenseElementsAttr::get(
-                                     type, llvm::ArrayRef<bool>(bits)))},
-        at, "`causal_mask`");
+    std::optional<TensorValue> result = E.makeTensor<tir::ConstantOp>(
+        "bool", shape, at, "`causal_mask`",
+        mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits)));
     if (!result)
       return std::nullopt;
     E.constantCache[key] = *result;
@@ -1488,11 +1504,9 @@ MaybeValue BuiltinCall::callCausalMask() {
       qs ? E.dimSource((*args)[1], at, "`causal_mask`") : std::nullopt;
   if (!ks)
     return std::nullopt;
-  std::optional<TensorValue> result =
-      E.makeTensor("tfc.causal_mask", {qs->value, ks->value}, "bool", shape,
-                   {b.getNamedAttr("q_axis", b.getI64IntegerAttr(qs->axis)),
-                    b.getNamedAttr("k_axis", b.getI64IntegerAttr(ks->axis))},
-                   at, "`causal_mask`");
+  std::optional<TensorValue> result = E.makeTensor<tir::CausalMaskOp>(
+      "bool", shape, at, "`causal_mask`", qs->value, ks->value, qs->axis,
+      ks->axis);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1530,11 +1544,8 @@ MaybeValue BuiltinCall::callArgmax() {
     shape[*axis] = SymDim::of(1);
   else
     shape.erase(shape.begin() + *axis);
-  std::optional<TensorValue> result = E.makeTensor(
-      "tfc.argmax", {x->value}, "i32", shape,
-      {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
-       b.getNamedAttr("keepdim", b.getBoolAttr(keepdim))},
-      at, "the result of `argmax`");
+  std::optional<TensorValue> result = E.makeTensor<tir::ArgmaxOp>(
+      "i32", shape, at, "the result of `argmax`", x->value, *axis, keepdim);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1563,18 +1574,25 @@ MaybeValue BuiltinCall::callTopk() {
   }
   SymShape shape = x->shape;
   shape.back() = SymDim::of(*k);
-  if (!E.checkShape(x->dtype, shape, at, "the result of `topk`"))
+  mlir::Value indices;
+  std::optional<TensorValue> values = E.makeTensorWith(
+      x->dtype, shape, at, "the result of `topk`",
+      [&](mlir::Location location) {
+        auto op = E.builder.create<tir::TopkOp>(location, x->value, *k);
+        indices = op.getIndices();
+        return op.getValues();
+      });
+  if (!values)
     return std::nullopt;
-  std::optional<mlir::Operation *> op = E.createOpWithResults(
-      "tfc.topk", {x->value},
-      {E.tensorType(x->dtype, shape), E.tensorType("i32", shape)},
-      {b.getNamedAttr("k", b.getI64IntegerAttr(*k))}, at);
-  if (!op)
+  values->description = "the values of `topk`";
+  if (indices.getType() != E.tensorType("i32", shape)) {
+    E.diags.error(at, "internal error: the indices of `topk` are not " +
+                          shapeToString("i32", shape));
     return std::nullopt;
+  }
   return Value::ofList(
-      {Value::ofTensor(TensorValue{(*op)->getResult(0), x->dtype, shape, at,
-                                   "the values of `topk`"}),
-       Value::ofTensor(TensorValue{(*op)->getResult(1), "i32", shape, at,
+      {Value::ofTensor(*values),
+       Value::ofTensor(TensorValue{indices, "i32", shape, at,
                                    "the indices of `topk`"})});
 }
 
@@ -1595,10 +1613,8 @@ MaybeValue BuiltinCall::callCumsum() {
     E.diags.error(at, "`cumsum` needs a numeric tensor (cast a mask first)");
     return std::nullopt;
   }
-  std::optional<TensorValue> result =
-      E.makeTensor("tfc.cumsum", {x->value}, x->dtype, x->shape,
-                   {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}, at,
-                   "the result of `cumsum`");
+  std::optional<TensorValue> result = E.makeTensor<tir::CumsumOp>(
+      x->dtype, x->shape, at, "the result of `cumsum`", x->value, *axis);
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);
@@ -1620,21 +1636,18 @@ MaybeValue BuiltinCall::callArange() {
                           (*args)[0].describe());
     return std::nullopt;
   }
-  std::vector<mlir::Value> operands;
-  std::vector<mlir::NamedAttribute> attrs = {
-      b.getNamedAttr("start", b.getI64IntegerAttr(*start)),
-      b.getNamedAttr("step", b.getI64IntegerAttr(*step))};
+  const char *what = "the result of `arange`";
+  std::optional<TensorValue> result;
   if (n->isStatic()) {
-    attrs.push_back(b.getNamedAttr("length", b.getI64IntegerAttr(n->constant)));
+    result = E.makeTensor<tir::ArangeOp>("i32", {*n}, at, what, n->constant,
+                                         *start, *step);
   } else {
     std::optional<DimSource> src = E.dimSource((*args)[0], at, "`arange`");
     if (!src)
       return std::nullopt;
-    operands.push_back(src->value);
-    attrs.push_back(b.getNamedAttr("axis", b.getI64IntegerAttr(src->axis)));
+    result = E.makeTensor<tir::ArangeOp>("i32", {*n}, at, what, src->value,
+                                         src->axis, *start, *step);
   }
-  std::optional<TensorValue> result = E.makeTensor(
-      "tfc.arange", operands, "i32", {*n}, attrs, at, "the result of `arange`");
   if (!result)
     return std::nullopt;
   return Value::ofTensor(*result);

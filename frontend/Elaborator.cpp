@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ElaboratorImpl.h"
+#include "ir/TfcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -207,13 +208,11 @@ ElaboratorImpl::execParam(const ast::ParamStmt &paramStmt) {
   if (existing != paramValues.end()) {
     value = existing->second;
   } else {
-    auto created =
-        createOp("tfc.param", {}, tensorType("f32", symShape),
-                 {builder.getNamedAttr("name", builder.getStringAttr(name))},
-                 paramStmt.getLoc());
-    if (!created)
+    std::optional<mlir::Location> at = opLocation(paramStmt.getLoc());
+    if (!at)
       return fail();
-    value = *created;
+    value = builder.create<mlir::tfc::ParamOp>(
+        *at, tensorType("f32", symShape), name)->getResult(0);
     paramValues[name] = value;
   }
   TensorValue tensor{value, "f32", symShape, paramStmt.getLoc(),
@@ -492,7 +491,8 @@ MaybeValue ElaboratorImpl::evalUnary(const ast::UnaryExpr &expr) {
     if (operand->is(Value::Kind::Bool))
       return Value::ofBool(!operand->getBool());
     if (operand->isTensor() && operand->getTensor().dtype == "bool")
-      return unaryOp("tfc.not", operand->getTensor(), expr.getLoc(), "not");
+      return unaryOp(buildUnary<mlir::tfc::NotOp>, UnaryInput::Bool,
+                     operand->getTensor(), expr.getLoc(), "not");
     diags.error(expr.getLoc(),
                 "`not` needs a bool or a bool tensor, got " +
                     operand->describe());
@@ -525,7 +525,8 @@ MaybeValue ElaboratorImpl::evalUnary(const ast::UnaryExpr &expr) {
       diags.error(expr.getLoc(), "cannot negate a bool tensor");
       return std::nullopt;
     }
-    return unaryOp("tfc.neg", operand->getTensor(), expr.getLoc(), "-");
+    return unaryOp(buildUnary<mlir::tfc::NegOp>, UnaryInput::Numeric,
+                   operand->getTensor(), expr.getLoc(), "-");
   default:
     diags.error(expr.getLoc(), "cannot negate a " + operand->describe());
     return std::nullopt;

@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Location.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <functional>
 #include <map>
@@ -205,22 +206,30 @@ public:
   mlir::Type elementType(const std::string &dtype) const;
   mlir::RankedTensorType tensorType(const std::string &dtype,
                                     const SymShape &shape) const;
-  /// Creates `name` with operands, one result and attributes; counts ops.
-  std::optional<mlir::Value>
-  createOp(llvm::StringRef name, mlir::ValueRange operands,
-           mlir::Type resultType,
-           llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at);
-  /// The same for an op with several results (tfc.topk).
-  std::optional<mlir::Operation *>
-  createOpWithResults(llvm::StringRef name, mlir::ValueRange operands,
-                      mlir::TypeRange resultTypes,
-                      llvm::ArrayRef<mlir::NamedAttribute> attributes,
-                      SourceLoc at);
+  /// Where an op made for source location `at` goes (with the chain of
+  /// block calls); counts the op. None, after an error, outside an entry or
+  /// past the op limit.
+  std::optional<mlir::Location> opLocation(SourceLoc at);
+  /// Checks `dtype[shape]` against the limits, creates the op with
+  /// `create` and checks that its result has the type of `dtype[shape]`.
   std::optional<TensorValue>
-  makeTensor(llvm::StringRef opName, mlir::ValueRange operands,
-             const std::string &dtype, const SymShape &shape,
-             llvm::ArrayRef<mlir::NamedAttribute> attributes, SourceLoc at,
-             std::string description);
+  makeTensorWith(const std::string &dtype, const SymShape &shape,
+                 SourceLoc at, std::string description,
+                 llvm::function_ref<mlir::Value(mlir::Location)> create);
+  /// makeTensorWith for op `OpT`, built by its typed builder with `args`
+  /// (which infers the result type).
+  template <typename OpT, typename... Args>
+  std::optional<TensorValue> makeTensor(const std::string &dtype,
+                                        const SymShape &shape, SourceLoc at,
+                                        std::string description,
+                                        Args &&...args) {
+    return makeTensorWith(
+        dtype, shape, at, std::move(description),
+        [&](mlir::Location location) {
+          return builder.create<OpT>(location, std::forward<Args>(args)...)
+              ->getResult(0);
+        });
+  }
   /// A rank-0 constant of `dtype` holding `number`.
   std::optional<TensorValue> scalarConstant(const Value &number,
                                             const std::string &dtype,
@@ -241,9 +250,24 @@ public:
                           SourceLoc at);
   MaybeValue matmul(const TensorValue &a, const TensorValue &b,
                     bool transposeB, SourceLoc at, const std::string &what);
-  MaybeValue unaryOp(llvm::StringRef opName, const TensorValue &x,
-                     SourceLoc at, const std::string &what,
-                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  /// The element-wise binary op `op` (not `@`) on broadcast operands.
+  std::optional<TensorValue> binaryOp(ast::BinaryOp op, const TensorValue &lhs,
+                                      const TensorValue &rhs,
+                                      const SymShape &shape, SourceLoc at,
+                                      std::string description);
+  /// Builds an element-wise unary op on `x` at `location`.
+  using UnaryBuilder = mlir::Value (*)(mlir::OpBuilder &, mlir::Location,
+                                       mlir::Value x);
+  template <typename OpT>
+  static mlir::Value buildUnary(mlir::OpBuilder &b, mlir::Location at,
+                                mlir::Value x) {
+    return b.create<OpT>(at, x)->getResult(0);
+  }
+  /// The element types a unary op takes: f32, any but bool, or bool.
+  enum class UnaryInput { Float, Numeric, Bool };
+  MaybeValue unaryOp(UnaryBuilder make, UnaryInput input,
+                     const TensorValue &x, SourceLoc at,
+                     const std::string &what);
   MaybeValue transpose(const TensorValue &x, std::vector<int64_t> perm,
                        SourceLoc at);
   MaybeValue reshape(const TensorValue &x, const SymShape &shape,
@@ -256,7 +280,8 @@ public:
                     SourceLoc at);
   MaybeValue whereOp(const TensorValue &cond, const Value &a, const Value &b,
                      SourceLoc at, const std::string &what);
-  MaybeValue reduce(llvm::StringRef opName, const TensorValue &x, int64_t axis,
+  enum class Reduction { Sum, Mean, Max };
+  MaybeValue reduce(Reduction kind, const TensorValue &x, int64_t axis,
                     bool keepdim, SourceLoc at, const std::string &what);
   /// Materialises a dimension at run time as `tfc.positions`/`causal_mask`
   /// operands: the tensor and axis it can be read from.
