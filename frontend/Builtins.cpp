@@ -13,6 +13,8 @@
 #include "ir/TfcOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/Casting.h"
@@ -428,23 +430,36 @@ MaybeValue ElaboratorImpl::matmul(const TensorValue &a, const TensorValue &b,
   return Value::ofTensor(*result);
 }
 
-MaybeValue ElaboratorImpl::unaryOp(UnaryBuilder make, UnaryInput input,
-                                   const TensorValue &x, SourceLoc at,
-                                   const std::string &what) {
-  bool ok = input == UnaryInput::Bool      ? x.dtype == "bool"
-            : input == UnaryInput::Numeric ? x.dtype != "bool"
-                                           : isFloat(x.dtype);
-  if (!ok) {
+/// Whether `op` passes its ODS invariants (operand and result types,
+/// attributes) and its verifier, without reporting why not.
+static bool verifiesQuietly(mlir::Operation *op) {
+  mlir::ScopedDiagnosticHandler quiet(
+      op->getContext(), [](mlir::Diagnostic &) { return mlir::success(); });
+  return mlir::succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+}
+
+MaybeValue ElaboratorImpl::unaryOp(UnaryBuilder make, const TensorValue &x,
+                                   SourceLoc at, const std::string &what) {
+  mlir::Operation *op = nullptr;
+  std::optional<TensorValue> result = makeTensorWith(
+      x.dtype, x.shape, at, "the result of `" + what + "`",
+      [&](mlir::Location location) {
+        mlir::Value value = make(builder, location, x.value);
+        op = value.getDefiningOp();
+        return value;
+      });
+  if (!result)
+    return std::nullopt;
+  // Which element types the op takes is its ODS operand constraint
+  // (ir/TfcOps.td: f32 only, any numeric for neg, bool for not); no list of
+  // its own here.
+  if (!verifiesQuietly(op)) {
+    op->erase();
     diags.error(at, "`" + what + "` cannot take " +
                         shapeToString(x.dtype, x.shape));
     noteOrigin(x);
     return std::nullopt;
   }
-  std::optional<TensorValue> result = makeTensorWith(
-      x.dtype, x.shape, at, "the result of `" + what + "`",
-      [&](mlir::Location location) { return make(builder, location, x.value); });
-  if (!result)
-    return std::nullopt;
   return Value::ofTensor(*result);
 }
 
@@ -840,31 +855,25 @@ mlir::Value buildGeluTanh(mlir::OpBuilder &b, mlir::Location at,
   return b.create<tir::GeluOp>(at, x, "tanh")->getResult(0);
 }
 
-/// An elementwise unary op and the element types it takes.
-struct UnaryKind {
-  ElaboratorImpl::UnaryBuilder make;
-  ElaboratorImpl::UnaryInput input = ElaboratorImpl::UnaryInput::Float;
-};
-
-/// Elementwise unary functions.
-const std::map<std::string, UnaryKind> &unaryOps() {
-  static const std::map<std::string, UnaryKind> unary = {
-      {"exp", {buildUnary<tir::ExpOp>}},
-      {"log", {buildUnary<tir::LogOp>}},
-      {"sqrt", {buildUnary<tir::SqrtOp>}},
-      {"rsqrt", {buildUnary<tir::RsqrtOp>}},
-      {"tanh", {buildUnary<tir::TanhOp>}},
-      {"erf", {buildUnary<tir::ErfOp>}},
-      {"sigmoid", {buildUnary<tir::SigmoidOp>}},
-      {"relu", {buildUnary<tir::ReluOp>}},
-      {"silu", {buildUnary<tir::SiluOp>}},
-      {"gelu", {buildUnary<tir::GeluOp>}},
-      {"gelu_tanh", {buildGeluTanh}},
-      {"sin", {buildUnary<tir::SinOp>}},
-      {"cos", {buildUnary<tir::CosOp>}},
-      {"neg",
-       {buildUnary<tir::NegOp>, ElaboratorImpl::UnaryInput::Numeric}},
-      {"abs", {buildUnary<tir::AbsOp>}}};
+/// Elementwise unary functions (the element types each takes are its op's
+/// operand constraint in ODS; unaryOp checks them).
+const std::map<std::string, ElaboratorImpl::UnaryBuilder> &unaryOps() {
+  static const std::map<std::string, ElaboratorImpl::UnaryBuilder> unary = {
+      {"exp", buildUnary<tir::ExpOp>},
+      {"log", buildUnary<tir::LogOp>},
+      {"sqrt", buildUnary<tir::SqrtOp>},
+      {"rsqrt", buildUnary<tir::RsqrtOp>},
+      {"tanh", buildUnary<tir::TanhOp>},
+      {"erf", buildUnary<tir::ErfOp>},
+      {"sigmoid", buildUnary<tir::SigmoidOp>},
+      {"relu", buildUnary<tir::ReluOp>},
+      {"silu", buildUnary<tir::SiluOp>},
+      {"gelu", buildUnary<tir::GeluOp>},
+      {"gelu_tanh", buildGeluTanh},
+      {"sin", buildUnary<tir::SinOp>},
+      {"cos", buildUnary<tir::CosOp>},
+      {"neg", buildUnary<tir::NegOp>},
+      {"abs", buildUnary<tir::AbsOp>}};
   return unary;
 }
 
@@ -947,7 +956,7 @@ MaybeValue BuiltinCall::callUnary() {
   const TensorValue *x = tensorArg((*args)[0], "x");
   if (!x)
     return std::nullopt;
-  return E.unaryOp(it->second.make, it->second.input, *x, at, f);
+  return E.unaryOp(it->second, *x, at, f);
 }
 
 MaybeValue BuiltinCall::callActivation() {
@@ -971,8 +980,7 @@ MaybeValue BuiltinCall::callActivation() {
   }
   if (!k->second)
     return (*args)[0];
-  return E.unaryOp(k->second, ElaboratorImpl::UnaryInput::Float, *x, at,
-                   k->first);
+  return E.unaryOp(k->second, *x, at, k->first);
 }
 
 MaybeValue BuiltinCall::callPowMaxMin() {

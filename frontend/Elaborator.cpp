@@ -491,8 +491,8 @@ MaybeValue ElaboratorImpl::evalUnary(const ast::UnaryExpr &expr) {
     if (operand->is(Value::Kind::Bool))
       return Value::ofBool(!operand->getBool());
     if (operand->isTensor() && operand->getTensor().dtype == "bool")
-      return unaryOp(buildUnary<mlir::tfc::NotOp>, UnaryInput::Bool,
-                     operand->getTensor(), expr.getLoc(), "not");
+      return unaryOp(buildUnary<mlir::tfc::NotOp>, operand->getTensor(),
+                     expr.getLoc(), "not");
     diags.error(expr.getLoc(),
                 "`not` needs a bool or a bool tensor, got " +
                     operand->describe());
@@ -525,8 +525,8 @@ MaybeValue ElaboratorImpl::evalUnary(const ast::UnaryExpr &expr) {
       diags.error(expr.getLoc(), "cannot negate a bool tensor");
       return std::nullopt;
     }
-    return unaryOp(buildUnary<mlir::tfc::NegOp>, UnaryInput::Numeric,
-                   operand->getTensor(), expr.getLoc(), "-");
+    return unaryOp(buildUnary<mlir::tfc::NegOp>, operand->getTensor(),
+                   expr.getLoc(), "-");
   default:
     diags.error(expr.getLoc(), "cannot negate a " + operand->describe());
     return std::nullopt;

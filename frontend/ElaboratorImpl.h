@@ -263,10 +263,9 @@ public:
                                 mlir::Value x) {
     return b.create<OpT>(at, x)->getResult(0);
   }
-  /// The element types a unary op takes: f32, any but bool, or bool.
-  enum class UnaryInput { Float, Numeric, Bool };
-  MaybeValue unaryOp(UnaryBuilder make, UnaryInput input,
-                     const TensorValue &x, SourceLoc at,
+  /// The unary op that `make` builds on `x`; an error (`what` cannot take
+  /// x's type) when the op's ODS operand constraint refuses x.
+  MaybeValue unaryOp(UnaryBuilder make, const TensorValue &x, SourceLoc at,
                      const std::string &what);
   MaybeValue transpose(const TensorValue &x, std::vector<int64_t> perm,
                        SourceLoc at);
