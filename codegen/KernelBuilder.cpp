@@ -12,6 +12,7 @@
 
 #include "codegen/KernelSupport.h"
 
+#include "ir/Describe.h"
 #include "ir/TfcOps.h"
 #include "plan/KernelSignature.h"
 
@@ -202,20 +203,6 @@ bool hasKernel(mlir::Operation *op) {
   return family && family.getKernelFamily() != rt::KernelFamily::None;
 }
 
-namespace {
-
-/// "tfc.slice (at model.tfm:12:5)": how errors name an op.
-std::string describe(mlir::Operation *op) {
-  std::string text = op->getName().getStringRef().str();
-  if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
-    text += " (at " + loc.getFilename().str() + ":" +
-            std::to_string(loc.getLine()) + ":" +
-            std::to_string(loc.getColumn()) + ")";
-  return text;
-}
-
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // buildKernel
 //===----------------------------------------------------------------------===//
@@ -331,10 +318,8 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
                                    llvm::toString(std::move(halideError)));
   }
   if (builderError)
-    return llvm::createStringError(
-        llvm::toString(std::move(builderError)) +
-        (llvm::isa<mlir::FileLineColLoc>(op->getLoc()) ? " (" + what + ")"
-                                                       : std::string()));
+    return llvm::createStringError(llvm::toString(std::move(builderError)) +
+                                   " (" + what + ")");
   return kernel;
 }
 

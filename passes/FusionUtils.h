@@ -1,13 +1,15 @@
 //===- FusionUtils.h - helpers shared by the tfc passes ---------*- C++ -*-===//
 //
 // Small queries the pattern matchers of several passes need: scalar constants,
-// use counts, weight-only values, the layer a parameter belongs to, and
-// readable descriptions of ops and locations for the fusion report.
+// use counts, weight-only values, the layer a parameter belongs to. How ops
+// and locations are named in messages is ir/Describe.h (included here).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_PASSES_FUSIONUTILS_H
 #define TFC_PASSES_FUSIONUTILS_H
+
+#include "ir/Describe.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/PatternMatch.h"
@@ -69,16 +71,6 @@ std::string layerOfParamName(llvm::StringRef name);
 /// any param is found decides. Empty for ops outside the layers (the
 /// embeddings, a final norm, the LM head).
 std::string layerOf(mlir::Operation *op);
-
-/// `file:line:col` of a location, files reduced to their base names. For a
-/// call-site chain (a .tfm block called from the model), every frame from
-/// the outermost call to the innermost op, joined by " > ":
-/// "bert-arch.tfm:50:9 > bert-arch.tfm:37:7 > <prelude>:68:7 >
-/// <prelude>:40:10". "?" for unknown locations.
-std::string formatLocation(mlir::Location loc);
-
-/// "tfc.add at gpt2-arch.tfm:54:32".
-std::string describe(mlir::Operation *op);
 
 /// Moves the weight-only computation of `value` (params, constants and pure
 /// ops of them) before `point` when it does not already dominate it (same
