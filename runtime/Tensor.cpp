@@ -2,9 +2,11 @@
 
 #include "runtime/Tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 namespace tfc::rt {
 
@@ -352,6 +354,33 @@ Expected<Tensor> Tensor::toF32() const {
   TFC_RT_RETURN_IF_ERROR(convertToF32(type, base, out->dataAs<float>(),
                                       static_cast<size_t>(count)));
   return out;
+}
+
+std::string Tensor::firstValues(size_t count) const {
+  std::ostringstream os;
+  os.precision(6);
+  size_t n = std::min<size_t>(count, static_cast<size_t>(numElements()));
+  for (size_t i = 0; i < n; ++i) {
+    if (i)
+      os << ", ";
+    switch (dtype()) {
+    case DType::F32:
+      os << dataAs<float>()[i];
+      break;
+    case DType::I32:
+      os << dataAs<int32_t>()[i];
+      break;
+    case DType::I64:
+      os << dataAs<int64_t>()[i];
+      break;
+    default:
+      os << static_cast<int>(static_cast<const uint8_t *>(data())[i]);
+      break;
+    }
+  }
+  if (static_cast<int64_t>(n) < numElements())
+    os << ", ...";
+  return os.str();
 }
 
 } // namespace tfc::rt

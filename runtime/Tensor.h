@@ -158,6 +158,9 @@ public:
 
   /// "f32[2, 3]".
   std::string typeString() const { return typeToString(type, dims); }
+  /// The first `count` values as text, "0.5, -1, 2, ..." (6 significant
+  /// digits; "..." when there are more), as `tfc run` prints them.
+  std::string firstValues(size_t count) const;
 
   /// False for a tensor made by borrow() (e.g. a view into a checkpoint).
   bool ownsData() const { return owned; }

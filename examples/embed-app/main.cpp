@@ -168,34 +168,6 @@ buildInputs(const rt::PlanEntry &entry, const std::vector<int32_t> &ids) {
   return inputs;
 }
 
-/// The first `count` values, formatted as `tfc run` prints them.
-std::string firstValues(const rt::Tensor &tensor, size_t count) {
-  std::ostringstream os;
-  os.precision(6);
-  size_t n = std::min<size_t>(count, static_cast<size_t>(tensor.numElements()));
-  for (size_t i = 0; i < n; ++i) {
-    if (i)
-      os << ", ";
-    switch (tensor.dtype()) {
-    case rt::DType::F32:
-      os << tensor.dataAs<float>()[i];
-      break;
-    case rt::DType::I32:
-      os << tensor.dataAs<int32_t>()[i];
-      break;
-    case rt::DType::I64:
-      os << tensor.dataAs<int64_t>()[i];
-      break;
-    default:
-      os << static_cast<int>(tensor.dataAs<uint8_t>()[i]);
-      break;
-    }
-  }
-  if (static_cast<int64_t>(n) < tensor.numElements())
-    os << ", ...";
-  return os.str();
-}
-
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
@@ -242,7 +214,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < inputs->size(); ++i)
     std::printf("input    %s %s  [%s]\n", entry->inputNames[i].c_str(),
                 (*inputs)[i].typeString().c_str(),
-                firstValues((*inputs)[i], options.show).c_str());
+                (*inputs)[i].firstValues(options.show).c_str());
 
   rt::Expected<std::vector<rt::Tensor>> outputs =
       model->run(entry->name, *inputs);
@@ -251,7 +223,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < outputs->size(); ++i)
     std::printf("output   %s %s  [%s]\n", entry->outputNames[i].c_str(),
                 (*outputs)[i].typeString().c_str(),
-                firstValues((*outputs)[i], options.show).c_str());
+                (*outputs)[i].firstValues(options.show).c_str());
 
   if (!options.output.empty()) {
     std::map<std::string, rt::Tensor> named;

@@ -9,7 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <sstream>
 #include <unistd.h>
 
 using namespace tfc;
@@ -130,31 +129,4 @@ driver::makeExecutor(const CompiledModel &model, const WeightOptions &weights) {
 
 std::string driver::describe(const rt::Tensor &tensor) {
   return tensor.typeString();
-}
-
-std::string driver::firstValues(const rt::Tensor &tensor, size_t count) {
-  std::ostringstream os;
-  os.precision(6);
-  size_t n = std::min<size_t>(count, static_cast<size_t>(tensor.numElements()));
-  for (size_t i = 0; i < n; ++i) {
-    if (i)
-      os << ", ";
-    switch (tensor.dtype()) {
-    case rt::DType::F32:
-      os << tensor.dataAs<float>()[i];
-      break;
-    case rt::DType::I32:
-      os << tensor.dataAs<int32_t>()[i];
-      break;
-    case rt::DType::I64:
-      os << tensor.dataAs<int64_t>()[i];
-      break;
-    default:
-      os << static_cast<int>(tensor.dataAs<uint8_t>()[i]);
-      break;
-    }
-  }
-  if (static_cast<int64_t>(n) < tensor.numElements())
-    os << ", ...";
-  return os.str();
 }

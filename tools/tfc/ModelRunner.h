@@ -68,8 +68,6 @@ std::optional<rt::Executor> makeExecutor(const CompiledModel &model,
 
 /// "f32[2, 7, 512]"
 std::string describe(const rt::Tensor &tensor);
-/// The first `count` values of a tensor, as text.
-std::string firstValues(const rt::Tensor &tensor, size_t count);
 
 /// True when stderr is a terminal (progress lines are only drawn there).
 bool stderrIsTerminal();

@@ -144,7 +144,7 @@ int runRun(const RunOptions &options) {
   for (size_t i = 0; i < inputs->size(); ++i)
     llvm::outs() << "input    " << entry->inputNames[i] << " "
                  << describe((*inputs)[i]) << "  ["
-                 << firstValues((*inputs)[i], options.show) << "]\n";
+                 << (*inputs)[i].firstValues(options.show) << "]\n";
 
   auto runStart = std::chrono::steady_clock::now();
   rt::Expected<std::vector<rt::Tensor>> outputs =
@@ -163,7 +163,7 @@ int runRun(const RunOptions &options) {
     const rt::Tensor &out = (*outputs)[i];
     int64_t bad = countNonFinite(out);
     llvm::outs() << "output   " << entry->outputNames[i] << " "
-                 << describe(out) << "  [" << firstValues(out, options.show)
+                 << describe(out) << "  [" << out.firstValues(options.show)
                  << "]"
                  << (bad ? "  " + std::to_string(bad) + " values not finite"
                          : std::string(out.dtype() == rt::DType::F32
