@@ -190,6 +190,10 @@ private:
   llvm::Expected<SymShape> broadcast(Operation *op,
                                      llvm::ArrayRef<SymShape> shapes);
   llvm::Error addChecks(Operation *op);
+  void addSliceCheck(mlir::tfc::SliceOp slice, const std::string &at);
+  void addTopkCheck(mlir::tfc::TopkOp topk, const std::string &at);
+  llvm::Error addGatherChecks(mlir::tfc::GatherOp gather,
+                              const std::string &at);
   void addDimCheck(rt::DimCheck check);
   void requireEqual(Operation *op, const DimExpr &dim, int64_t size);
   std::optional<DimExpr> parseDeclaredDim(llvm::StringRef text);
@@ -475,26 +479,49 @@ llvm::Expected<std::vector<SymShape>> EntryBuilder::inferShapes(Operation *op) {
 llvm::Error EntryBuilder::addChecks(Operation *op) {
   std::string loc = locationString(op->getLoc());
   std::string at = loc.empty() ? "" : " at " + loc;
+  if (auto slice = dyn_cast<mlir::tfc::SliceOp>(op))
+    addSliceCheck(slice, at);
+  else if (auto topk = dyn_cast<mlir::tfc::TopkOp>(op))
+    addTopkCheck(topk, at);
+  else if (auto gather = dyn_cast<mlir::tfc::GatherOp>(op))
+    return addGatherChecks(gather, at);
+  return llvm::Error::success();
+}
 
-  if (isa<mlir::tfc::SliceOp>(op)) {
-    // A static slice of a dynamic axis needs the axis to reach `end`.
-    size_t axis = static_cast<size_t>(*intAttr(op, "axis"));
-    int64_t start = *intAttr(op, "start"), end = *intAttr(op, "end");
-    const DimExpr &dim = shapeOf(op->getOperand(0))[axis];
-    if (!dim.isStatic()) {
-      rt::DimCheck check;
-      check.dim = dim;
-      check.min = end;
-      check.what = "slice [" + std::to_string(start) + ", " +
-                   std::to_string(end) + ") of axis " + std::to_string(axis) +
-                   at;
-      addDimCheck(std::move(check));
-    }
-    return llvm::Error::success();
-  }
+void EntryBuilder::addSliceCheck(mlir::tfc::SliceOp slice,
+                                 const std::string &at) {
+  // A static slice of a dynamic axis needs the axis to reach `end`.
+  size_t axis = static_cast<size_t>(slice.getAxis());
+  int64_t start = static_cast<int64_t>(slice.getStart());
+  int64_t end = static_cast<int64_t>(slice.getEnd());
+  const DimExpr &dim = shapeOf(slice.getInput())[axis];
+  if (dim.isStatic())
+    return;
+  rt::DimCheck check;
+  check.dim = dim;
+  check.min = end;
+  check.what = "slice [" + std::to_string(start) + ", " + std::to_string(end) +
+               ") of axis " + std::to_string(axis) + at;
+  addDimCheck(std::move(check));
+}
 
-  if (!isa<mlir::tfc::GatherOp>(op))
-    return llvm::Error::success();
+void EntryBuilder::addTopkCheck(mlir::tfc::TopkOp topk, const std::string &at) {
+  // The k largest of a dynamic last axis need k elements there (a static
+  // one is checked by the op's verifier and the frontend).
+  const SymShape &shape = shapeOf(topk.getInput());
+  if (shape.empty() || shape.back().isStatic())
+    return;
+  rt::DimCheck check;
+  check.dim = shape.back();
+  check.min = static_cast<int64_t>(topk.getK());
+  check.what = "topk with k = " + std::to_string(check.min) +
+               " of the last axis" + at;
+  addDimCheck(std::move(check));
+}
+
+llvm::Error EntryBuilder::addGatherChecks(mlir::tfc::GatherOp gather,
+                                          const std::string &at) {
+  Operation *op = gather;
   Value table = op->getOperand(0), indices = op->getOperand(1);
   const SymShape &tableShape = shapeOf(table);
   if (tableShape.empty() || !tableShape[0].isStatic())
