@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 using namespace tfc::rt;
 using namespace tfc::rt::test;
@@ -140,6 +143,40 @@ TEST(PlanTest, JsonRoundTrip) {
   Expected<std::string> again = serializePlan(*back);
   ASSERT_TRUE(again.ok()) << again.message();
   EXPECT_EQ(*json, *again);
+}
+
+/// The runtime fuzzer's plan seed (scripts/make-plan-seed.sh) is a plan of
+/// the current format, with what a version-3 plan adds: a KV cache grown in
+/// place, each kernel's op and family. When the format changes this fails
+/// until the seed is made again, so the fuzzer never starts from a plan
+/// the reader refuses at once.
+TEST(PlanTest, FuzzSeedIsACurrentPlan) {
+  const char *root = std::getenv("TFC_SOURCE_DIR");
+  if (!root)
+    GTEST_SKIP() << "TFC_SOURCE_DIR is not set (ctest sets it)";
+  std::string path =
+      std::string(root) + "/tests/fuzz/runtime-corpus/plan-v3-kv-cache.json";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_LT(text.str().size(), 4096u) << "scripts/fuzz.sh: -max_len=4096";
+  Expected<Plan> plan = deserializePlan(text.str());
+  ASSERT_TRUE(plan.ok()) << plan.message()
+                         << "\n(run scripts/make-plan-seed.sh)";
+  ASSERT_EQ(plan->entries.size(), 1u);
+  const PlanEntry &entry = plan->entries[0];
+  EXPECT_EQ(entry.caches.size(), 1u);
+  EXPECT_EQ(entry.indexChecks.size(), 1u);
+  ASSERT_EQ(plan->kernels.size(), 4u);
+  for (const PlanKernel &kernel : plan->kernels) {
+    EXPECT_FALSE(kernel.op.empty()) << kernel.name;
+    EXPECT_NE(kernel.family, KernelFamily::None) << kernel.name;
+  }
+  // The canonical form: serializing it again gives the same bytes.
+  Expected<std::string> again = serializePlan(*plan);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(*again, text.str());
 }
 
 TEST(PlanTest, SerializeRefusesAnInvalidPlan) {
