@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
@@ -158,6 +159,8 @@ std::vector<std::string> takeHalideWarnings() {
 llvm::Expected<Halide::Type> storageType(mlir::Type elementType) {
   if (elementType.isF32())
     return Float(32);
+  if (elementType.isBF16())
+    return BFloat(16);
   if (elementType.isInteger(32))
     return Int(32);
   if (elementType.isInteger(64))
@@ -170,7 +173,26 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType) {
   return llvm::createStringError("unsupported element type " + text);
 }
 
-Halide::Target hostTarget() { return get_host_target(); }
+Halide::Target hostTarget() {
+  Target host = get_host_target();
+  const char *noBf16 = std::getenv("TFC_HOST_NO_AVX512_BF16");
+  if (noBf16 && std::string(noBf16) == "1")
+    host = host.without_feature(Target::AVX512_SapphireRapids);
+  return host;
+}
+
+bool supportsBf16Products(const Halide::Target &target) {
+  return target.arch == Target::X86 && !target.has_gpu_feature() &&
+         target.has_feature(Target::AVX512_SapphireRapids);
+}
+
+llvm::Error checkBf16Products(const Halide::Target &target) {
+  if (supportsBf16Products(target))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "--dtype bf16 needs a CPU with AVX512_BF16 (vdpbf16ps); the target " +
+      target.to_string() + " has none");
+}
 
 Halide::Target cudaTarget() {
   // The host side of CUDA kernels only checks buffers and launches: on
@@ -307,6 +329,8 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
 
     kernel.output = *out;
     kernel.pipeline = Pipeline(*out);
+    if (!target.has_gpu_feature())
+      addBf16DotProductLowering(kernel.pipeline);
     for (TensorInput &in : ctx.inputs) {
       kernel.inputs.push_back(in.param);
       kernel.arguments.push_back(in.param);

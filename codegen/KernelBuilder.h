@@ -15,7 +15,8 @@
 //    with padded rows (a KV cache with spare capacity) are accepted.
 //  - Static dimensions of the op's types are checked: a buffer whose extent
 //    differs is refused with an error (the kernel returns non-zero).
-//  - Element types: f32 -> float32, i32 -> int32, i64 -> int64, and i1 ->
+//  - Element types: f32 -> float32, bf16 -> bfloat16 (product weights under
+//    `--dtype bf16`), i32 -> int32, i64 -> int64, and i1 ->
 //    **uint8** holding 0 or 1 (the runtime stores bool as one byte; a
 //    `halide_buffer_t` for an i1 tensor has type {halide_type_uint, 8, 1}).
 //    Kernels read any non-zero byte as true; those that compute booleans
@@ -95,7 +96,19 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
 llvm::Expected<Halide::Type> storageType(mlir::Type elementType);
 
 /// The target the JIT uses on this machine: the host target (AVX-512 etc.).
+/// With TFC_HOST_NO_AVX512_BF16=1 in the environment, without
+/// avx512_sapphirerapids, as on a CPU without AVX512_BF16 (for tests).
 Halide::Target hostTarget();
+
+/// Whether kernels for `target` can multiply bf16 weights (`--dtype bf16`):
+/// an x86 CPU target with AVX512_BF16. Halide 14 names it
+/// avx512_sapphirerapids (its host detection sets it from the AVX512_BF16
+/// cpuid bit; AMD Zen 4 has it, AMX is not used).
+bool supportsBf16Products(const Halide::Target &target);
+
+/// An error unless kernels for `target` can multiply bf16 weights, saying
+/// so for `--dtype bf16`.
+llvm::Error checkBf16Products(const Halide::Target &target);
 
 /// The CUDA target (docs/design.md#kernels): on x86-64
 /// `x86-64-linux-avx-avx2-cuda-cuda_capability_80-f16c-fma-sse41` (a

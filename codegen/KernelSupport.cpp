@@ -297,3 +297,24 @@ Func vectorizeInnerReduction(Func acc, const RVar &r, const LoopLevel &at) {
 }
 
 } // namespace tfc::codegen::detail
+
+namespace tfc::codegen::detail {
+namespace {
+/// See addBf16DotProductLowering.
+class HoistBf16Widening : public Internal::IRMutator {
+  using IRMutator::visit;
+  Expr visit(const Internal::Broadcast *op) override {
+    const auto *widen = op->value.as<Internal::Cast>();
+    if (widen && widen->type.is_float() && widen->type.bits() == 32 &&
+        widen->value.type().is_bfloat())
+      return Internal::Cast::make(
+          op->type, Internal::Broadcast::make(mutate(widen->value), op->lanes));
+    return IRMutator::visit(op);
+  }
+};
+} // namespace
+
+void addBf16DotProductLowering(Pipeline &pipeline) {
+  pipeline.add_custom_lowering_pass(new HoistBf16Widening());
+}
+} // namespace tfc::codegen::detail

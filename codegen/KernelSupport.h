@@ -162,6 +162,16 @@ void gpuTileStage(Halide::Stage stage, const std::vector<Halide::Var> &vars);
 Halide::Func vectorizeInnerReduction(Halide::Func acc, const Halide::RVar &r,
                                      const Halide::LoopLevel &at);
 
+/// Adds to `pipeline` the lowering pass that lets Halide 14's x86 backend
+/// emit `vdpbf16ps` for the bf16 matmul (MatmulKernel.cpp): its dot-product
+/// pattern needs both operands of the f32 product to be casts of bf16
+/// vectors, but vectorization leaves the broadcast A operand as
+/// `broadcast(f32(bf16 pair), 16)`, which its lossless_cast does not see
+/// through. The pass rewrites `broadcast(f32(x), n)` with a bf16 `x` into
+/// `f32(broadcast(x, n))` (the same value). Other kernels have no such
+/// expression.
+void addBf16DotProductLowering(Halide::Pipeline &pipeline);
+
 } // namespace tfc::codegen::detail
 
 namespace tfc::codegen {

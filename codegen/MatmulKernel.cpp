@@ -44,6 +44,20 @@
 //    registers, and as many streams).
 // No bpack, no clamps: the loops run over the exact rows.
 //
+// bf16 variant (CPU, a rank-2 bf16 B: a weight under `--dtype bf16`): the
+// same register tile, on AVX512_BF16's `vdpbf16ps`, which adds the products
+// of 16 pairs of bf16 to 16 f32 accumulators. K is taken in pairs:
+//  - A is rounded to bf16 once per call (`apack`, [rows, K], all rows);
+//  - B's panels are packed as (k / 2, n, k % 2) (`bpack`), so that one
+//    64-byte load holds the pairs (k, k + 1) of 16 columns;
+//  - `prod`'s update runs over RDom (k % 2, k / 2) with the pair innermost,
+//    atomic and vectorized with the 16 columns: a VectorReduce of 32 f32
+//    products into 16 lanes, which Halide's x86 backend emits as vdpbf16ps
+//    (target feature avx512_sapphirerapids) once the A operand reads as a
+//    bf16 vector (KernelSupport.h: bf16DotProductLowering).
+// The GEMV variant reads the bf16 weight as it is (half the bytes) and
+// widens it to f32 for the FMAs; A stays f32 there.
+//
 // GPU schedule (GpuSchedules.cpp): shared-memory tiles of A and B, register
 // micro-tiles, the epilogue fused into the store; the batch as a third block
 // dimension. Reads past the last row or column are clamped (apack, bpack)
@@ -157,7 +171,8 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
     g.k = RDom(0, kExtent, ctx.base + "_gk");
     define(g.acc, vars, 0.0f);
     aIdx.push_back(g.k);
-    ref(g.acc, asExprs(vars)) += a.at(aIdx) * b.at({Expr(g.k), Expr(n)});
+    ref(g.acc, asExprs(vars)) +=
+        a.at(aIdx) * cast<float>(b.at({Expr(g.k), Expr(n)}));
     g.value = call(g.acc, asExprs(vars));
     return g;
   }
@@ -169,7 +184,7 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
   Expr kIdx = g.k * kVectorLanes + lane;
   define(g.acc, laneVars, 0.0f);
   aIdx.push_back(kIdx);
-  ref(g.acc, asExprs(laneVars)) += a.at(aIdx) * b.at({Expr(n), kIdx});
+  ref(g.acc, asExprs(laneVars)) += a.at(aIdx) * cast<float>(b.at({Expr(n), kIdx}));
   // The lanes' sum, as a balanced tree of adds.
   std::vector<Expr> terms;
   for (int l = 0; l < kVectorLanes; ++l) {
@@ -313,6 +328,133 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
 }
 } // namespace
 
+namespace {
+/// The tiled kernel's Funcs for a bf16 weight `b` (rank 2, even static K;
+/// see the file comment). `batchIdx` gives A's batch indices.
+TiledFuncs defineTiledBf16(const KernelContext &ctx, const TensorInput &a,
+                           const TensorInput &b, const std::vector<Var> &vars,
+                           bool transposeB, int k, bool guardN, bool guardM,
+                           const std::vector<Expr> &batchIdx) {
+  int rank = static_cast<int>(vars.size());
+  int ra = a.rank();
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  TiledFuncs t;
+  t.transposeB = transposeB;
+  t.staticK = k;
+  // apack(batch..., m, k) = bf16(A[batch..., m, k]), rows clamped.
+  t.apack = ctx.func("apack");
+  {
+    std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
+    Var kv("kv");
+    std::vector<Expr> aIdx = asExprs(aVars);
+    for (int axis = 0; axis < ra - 2; ++axis)
+      if (a.shape[axis] == 1)
+        aIdx[axis] = 0;
+    aIdx.push_back(guardM ? clamp(Expr(m), 0, a.extent(ra - 2) - 1) : Expr(m));
+    aIdx.push_back(kv);
+    aVars.push_back(m);
+    aVars.push_back(kv);
+    define(t.apack, aVars, cast(BFloat(16), a.at(aIdx)));
+  }
+  // bpack(ko, n, ki) = B[2 ko + ki, n]: pairs of K innermost. Written as a
+  // select of two rows so that it vectorizes as two dense row loads and a
+  // shuffle (B[2 ko + ki, n] vectorized over ki and n is a gather of 16-bit
+  // elements, for which LLVM's sapphirerapids target uses AVX512-FP16's
+  // vmovw, which Zen 4 lacks).
+  t.bpack = ctx.func("bpack");
+  {
+    Var ko("ko"), ki("ki");
+    Expr nIdx = guardN ? clamp(Expr(n), 0, b.extent(1) - 1) : Expr(n);
+    define(t.bpack, {ko, n, ki},
+           select(ki == 0, b.at({2 * ko, nIdx}), b.at({2 * ko + 1, nIdx})));
+  }
+  t.prod = ctx.func("prod");
+  t.k = RDom(0, 2, 0, k / 2, ctx.base + "_k");
+  RVar ki = t.k.x, ko = t.k.y;
+  define(t.prod, vars, 0.0f);
+  std::vector<Expr> aIdx = batchIdx;
+  aIdx.push_back(m);
+  aIdx.push_back(2 * ko + ki);
+  ref(t.prod, asExprs(vars)) +=
+      cast<float>(call(t.apack, aIdx)) *
+      cast<float>(call(t.bpack, {Expr(ko), Expr(n), Expr(ki)}));
+  return t;
+}
+
+/// The schedule of the bf16 tiled kernel on `out` (see the file comment):
+/// the fp32 kernel's loops, with the pair of K vectorized with the columns.
+void scheduleTiledBf16(Func out, TiledFuncs &t, const std::vector<Var> &vars,
+                       TailStrategy tailN, TailStrategy tailM,
+                       bool longEpilogue) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  Var no("no"), mo("mo"), ni("ni"), mi("mi");
+  out.split(n, no, ni, kTileN, tailN)
+      .split(m, mo, mi, kTileM, tailM)
+      .reorder(ni, mi, mo, no)
+      .vectorize(ni, kVectorLanes)
+      .unroll(ni);
+  if (!longEpilogue)
+    out.unroll(mi);
+  // One weight for all batches: each panel is packed once.
+  std::vector<VarOrRVar> order = {ni, mi, mo};
+  for (int axis = rank - 3; axis >= 0; --axis)
+    order.push_back(vars[axis]);
+  order.push_back(no);
+  out.reorder(order).parallel(no);
+
+  // A in bf16, once per call, in parallel rows.
+  std::vector<Var> aVars = t.apack.args(); // Halide order: k, m, batch...
+  std::vector<Var> rows(aVars.begin() + 1, aVars.end());
+  t.apack.compute_root().vectorize(aVars[0], kVectorLanes,
+                                   TailStrategy::GuardWithIf);
+  parallelRows(t.apack, rows,
+               rowsPerTask(t.staticK ? std::optional<int64_t>(*t.staticK)
+                                     : std::nullopt));
+
+  std::vector<Var> bVars = t.bpack.args(); // ki, n, ko
+  t.bpack.compute_at(out, no)
+      .bound_extent(bVars[0], 2)
+      .bound_extent(bVars[1], kTileN)
+      .vectorize(bVars[0])
+      .vectorize(bVars[1], kVectorLanes)
+      .unroll(bVars[1]);
+
+  RVar ki = t.k.x, ko = t.k.y;
+  Var nv("nv"), nvi("nvi");
+  t.prod.compute_at(out, mo)
+      .bound_extent(n, kTileN)
+      .bound_extent(m, kTileM)
+      .vectorize(n, kVectorLanes)
+      .unroll(n)
+      .unroll(m);
+  t.prod.update()
+      .split(n, nv, nvi, kVectorLanes)
+      .reorder(ki, nvi, nv, m, ko)
+      .atomic()
+      .vectorize(ki)
+      .vectorize(nvi)
+      .unroll(nv)
+      .unroll(m);
+}
+
+/// Why `b` cannot be a bf16 weight of a matmul built for `ctx`, if it can't.
+llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
+                            bool transposeB) {
+  if (ctx.gpu())
+    return ctx.error("bf16 weights (--dtype bf16) run on the CPU only");
+  if (!supportsBf16Products(ctx.target))
+    return ctx.error("bf16 weights (--dtype bf16) need a CPU with "
+                     "AVX512_BF16; the target is " +
+                     ctx.target.to_string());
+  std::optional<int64_t> k = b.staticExtent(0);
+  if (b.rank() != 2 || transposeB || !k || *k % 2 != 0)
+    return ctx.error("a bf16 rhs must be a rank-2 [K, N] weight (no "
+                     "transpose_b) with a static, even K");
+  return llvm::Error::success();
+}
+} // namespace
+
 namespace detail {
 /// The matmul of `a` and `b` (see the file comment) with `epilogue` applied
 /// to every accumulated element (`epilogue(acc, vars)`, vars axis-ordered
@@ -328,8 +470,12 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   int ra = a.rank(), rb = b.rank();
   if (ra < 2 || rb < 2 || rank < 2 || ra > rank || rb > rank)
     return ctx.error("operands must have rank >= 2");
-  if (!a.elementType.isF32() || !b.elementType.isF32())
-    return ctx.error("operands must be f32");
+  bool bf16 = b.elementType.isBF16();
+  if (!a.elementType.isF32() || !(b.elementType.isF32() || bf16))
+    return ctx.error("operands must be f32 (rhs: f32 or bf16)");
+  if (bf16)
+    if (llvm::Error err = checkBf16Weight(ctx, b, transposeB))
+      return std::move(err);
 
   std::vector<Var> vars = axisVars(rank);
   Var n = vars[rank - 1], m = vars[rank - 2];
@@ -391,7 +537,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     std::vector<Var> packVars = bHasBatch ? batchVars : std::vector<Var>();
     packVars.push_back(kv);
     packVars.push_back(n);
-    define(bpack, packVars, b.at(bIdx));
+    define(bpack, packVars, cast<float>(b.at(bIdx)));
   }
 
   // apack(batch..., m, k) = A[batch..., m, k] (rows clamped where tiles
@@ -428,15 +574,25 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   std::optional<int64_t> staticK =
       a.staticExtent(aK) ? a.staticExtent(aK) : b.staticExtent(bK);
   TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB};
-  Expr gemmValue = epilogue(call(prod, asExprs(vars)), vars);
+  if (bf16)
+    tiled = defineTiledBf16(ctx, a, b, vars, transposeB,
+                            static_cast<int>(*staticK), guardN, guardM,
+                            batchIndices(a));
+  auto schedule = [&](Func out) {
+    if (bf16)
+      scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
+    else
+      scheduleTiled(ctx, out, tiled, vars, tailN, tailM, bHasBatch,
+                    longEpilogue);
+  };
+  Expr gemmValue = epilogue(call(tiled.prod, asExprs(vars)), vars);
   Func out = ctx.func();
   std::optional<GemvPlan> gemv =
       planGemv(ctx, b, transposeB, staticN, staticK);
   Expr useGemv = gemv ? gemvCondition(a) : Expr(false);
   if (Internal::is_const_zero(useGemv)) {
     define(out, vars, gemmValue);
-    scheduleTiled(ctx, out, tiled, vars, tailN, tailM, bHasBatch,
-                  longEpilogue);
+    schedule(out);
     return out;
   }
 
@@ -452,7 +608,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   define(out, vars, select(useGemv, gemvValue, gemmValue));
   Stage special = out.specialize(useGemv);
   scheduleGemv(out, special, g, vars, *gemv);
-  scheduleTiled(ctx, out, tiled, vars, tailN, tailM, bHasBatch, longEpilogue);
+  schedule(out);
   return out;
 }
 } // namespace detail

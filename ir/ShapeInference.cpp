@@ -60,9 +60,13 @@ LogicalResult inferBroadcastBinary(Value lhsValue, Value rhsValue,
   FailureOr<RankedTensorType> rhs = getRanked(rhsValue, "rhs", emitError);
   if (failed(rhs))
     return failure();
-  if (lhs->getElementType() != rhs->getElementType())
+  // A bf16 rhs is a weight (`--dtype bf16`): rank 2, with an f32 lhs.
+  bool bf16Weight = lhs->getElementType().isF32() &&
+                    rhs->getElementType().isBF16() && rhs->getRank() == 2;
+  if (lhs->getElementType() != rhs->getElementType() && !bf16Weight)
     return emitError() << "operand element types differ: lhs " << str(*lhs)
-                       << ", rhs " << str(*rhs);
+                       << ", rhs " << str(*rhs)
+                       << " (only a rank-2 rhs may be bf16, with an f32 lhs)";
   BroadcastConflict conflict;
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(lhs->getShape(), rhs->getShape(), &conflict);
@@ -289,9 +293,13 @@ LogicalResult MatmulOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
     return emitError() << "lhs must have rank >= 2, got " << str(*lhs);
   if (rhs->getRank() < 2)
     return emitError() << "rhs must have rank >= 2, got " << str(*rhs);
-  if (lhs->getElementType() != rhs->getElementType())
+  // A bf16 rhs is a weight (`--dtype bf16`): rank 2, with an f32 lhs.
+  bool bf16Weight = lhs->getElementType().isF32() &&
+                    rhs->getElementType().isBF16() && rhs->getRank() == 2;
+  if (lhs->getElementType() != rhs->getElementType() && !bf16Weight)
     return emitError() << "operand element types differ: lhs " << str(*lhs)
-                       << ", rhs " << str(*rhs);
+                       << ", rhs " << str(*rhs)
+                       << " (only a rank-2 rhs may be bf16, with an f32 lhs)";
 
   bool transposeB = getBool(adaptor.getProperties().transpose_b);
   ArrayRef<int64_t> a = lhs->getShape();
@@ -891,9 +899,11 @@ LogicalResult LinearOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
     return emitError() << "x must have rank >= 2, got " << str(*x);
   if (w->getRank() != 2)
     return emitError() << "w must have rank 2, got " << str(*w);
-  if (!x->getElementType().isF32() || !w->getElementType().isF32())
-    return emitError() << "x and w must be f32 tensors, got " << str(*x)
-                       << " and " << str(*w);
+  if (!x->getElementType().isF32() ||
+      !(w->getElementType().isF32() || w->getElementType().isBF16()))
+    return emitError() << "x must be an f32 tensor and w an f32 or bf16 one, "
+                          "got "
+                       << str(*x) << " and " << str(*w);
   if (StringAttr activation = adaptor.getProperties().activation) {
     StringRef act = activation.getValue();
     if (act != "none" && act != "relu" && act != "gelu" &&

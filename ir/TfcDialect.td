@@ -48,8 +48,12 @@ def Tfc_Dialect : Dialect {
 
 // Operands are ranked: every op's shape function needs the rank. Element
 // types are the ones the frontend produces; fp16/bf16 checkpoints are
-// converted to f32 when loaded, so they never appear in the IR.
+// converted to f32 when loaded. The one exception is bf16 product weights:
+// `--dtype bf16` (pass `bf16-weights`) casts the weights of tfc.matmul and
+// tfc.linear to bf16, so those operands and tfc.cast also accept bf16.
 def Tfc_AnyTensor : RankedTensorOf<[F32, I32, I64, I1]>;
+def Tfc_CastableTensor : RankedTensorOf<[F32, BF16, I32, I64, I1]>;
+def Tfc_WeightTensor : RankedTensorOf<[F32, BF16]>;
 def Tfc_NumericTensor : RankedTensorOf<[F32, I32, I64]>;
 def Tfc_FloatTensor : RankedTensorOf<[F32]>;
 def Tfc_BoolTensor : RankedTensorOf<[I1]>;

@@ -152,7 +152,8 @@ def Tfc_LinearOp : Tfc_InferOp<"linear", [Tfc_Family<"Fused">, Tfc_CustomFlops,
 
     - `x` is `[..., M, K]` (rank >= 2, like `tfc.matmul`'s lhs);
     - `w` is a rank-2 weight, `[K, N]`, or `[N, K]` when `transpose_b` is
-      set (nn.Linear's stored layout);
+      set (nn.Linear's stored layout); f32, or bf16 under `--dtype bf16`
+      (products then round `x` to bf16 and accumulate in f32);
     - `bias` (optional) is rank 1 of length `N`, added to every row;
     - `activation` is one of `"none"` (default), `"relu"`, `"gelu"` (exact,
       erf: `tfc.gelu`), `"gelu_tanh"` (`tfc.gelu {approximate = "tanh"}`)
@@ -166,7 +167,7 @@ def Tfc_LinearOp : Tfc_InferOp<"linear", [Tfc_Family<"Fused">, Tfc_CustomFlops,
         : (tensor<?x?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
     ```
   }];
-  let arguments = (ins Tfc_FloatTensor:$x, Tfc_FloatTensor:$w,
+  let arguments = (ins Tfc_FloatTensor:$x, Tfc_WeightTensor:$w,
                        Optional<Tfc_FloatTensor>:$bias,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
                        DefaultValuedStrAttr<StrAttr, "none">:$activation);

@@ -75,6 +75,13 @@ LogicalResult CastOp::verify() {
     return emitOpError("input ")
            << str(inputType) << " and result " << str(resultType)
            << " differ in shape; a cast only changes the element type";
+  // bf16 exists for product weights only: f32 <-> bf16.
+  bool inBf16 = inputType.getElementType().isBF16();
+  bool outBf16 = resultType.getElementType().isBF16();
+  if ((inBf16 && !resultType.getElementType().isF32() && !outBf16) ||
+      (outBf16 && !inputType.getElementType().isF32() && !inBf16))
+    return emitOpError("casts to or from bf16 must be from or to f32, got ")
+           << str(inputType) << " to " << str(resultType);
   return success();
 }
 

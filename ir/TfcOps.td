@@ -313,9 +313,12 @@ def Tfc_CastOp : Tfc_Op<"cast", [Tfc_Family<"Elementwise">,
     ```mlir
     %f = tfc.cast %mask : tensor<?x?xi1> to tensor<?x?xf32>
     ```
+
+    f32 to bf16 rounds to nearest, ties to even (product weights under
+    `--dtype bf16`; bf16 is only accepted between f32 and bf16).
   }];
-  let arguments = (ins Tfc_AnyTensor:$input);
-  let results = (outs Tfc_AnyTensor:$result);
+  let arguments = (ins Tfc_CastableTensor:$input);
+  let results = (outs Tfc_CastableTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let builders = [
     // The result keeps the input's shape and takes `elementType`.
@@ -338,7 +341,9 @@ def Tfc_MatmulOp : Tfc_InferOp<"matmul", [Tfc_Family<"Matmul">, Tfc_CustomFlops,
     rank >= 2. The batch dimensions (all but the last two) broadcast like
     `tfc.add`'s operands, so a rank-2 weight multiplies every batch. The
     result is `[batch..., M, N]`. The contraction dimensions must agree where
-    both are static.
+    both are static. `lhs` is f32; `rhs` is f32, or a rank-2 bf16 weight
+    (`--dtype bf16`): products then round `lhs` to bf16 and accumulate in
+    f32.
 
     ```mlir
     %y = tfc.matmul %x, %w : (tensor<?x?x768xf32>, tensor<768x2304xf32>) -> tensor<?x?x2304xf32>
@@ -346,7 +351,7 @@ def Tfc_MatmulOp : Tfc_InferOp<"matmul", [Tfc_Family<"Matmul">, Tfc_CustomFlops,
         : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> tensor<?x12x?x?xf32>
     ```
   }];
-  let arguments = (ins Tfc_FloatTensor:$lhs, Tfc_FloatTensor:$rhs,
+  let arguments = (ins Tfc_FloatTensor:$lhs, Tfc_WeightTensor:$rhs,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
   let results = (outs Tfc_InferredTensor:$result);
   let assemblyFormat = [{

@@ -136,6 +136,20 @@ def WeightLayout : Pass<"weight-layout", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
 
+def Bf16Weights : Pass<"bf16-weights", "::mlir::ModuleOp"> {
+  let summary = "product weights -> bf16 (--dtype bf16)";
+  let description = [{
+    Makes every `tfc.matmul` / `tfc.linear` whose weight is a static rank-2
+    f32 value computed from parameters and constants alone (with an even
+    contraction length K) read `tfc.cast(w)` to bf16, as `[K, N]` (a
+    `transpose_b` product reads `cast(transpose(w))` without it): weight-only
+    steps the runtime computes once. The kernels multiply bf16 pairs with f32
+    accumulation (AVX512_BF16). Not part of the default pipeline: run when
+    `--dtype bf16` asks for it, after `weight-layout`.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 def KvCache : Pass<"kv-cache"> {
   let summary = "stack(concat(past[i], new_i)) -> in-place tfc.kv_append/kv_stack";
   let description = [{

@@ -114,6 +114,8 @@ LogicalResult runDefaultPipeline(ModuleOp module,
   std::string error;
   if (failed(buildDefaultPipeline(pm, options.disabled, &error)))
     return module.emitError(error);
+  if (options.bf16Weights)
+    pm.addPass(createBf16Weights());
   if (options.printIRAfterAll) {
     // The passes run on the module itself, so printing the op a pass ran
     // on prints the whole module; module scope printing would require

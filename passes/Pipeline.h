@@ -38,6 +38,9 @@ struct PipelineOptions {
   bool printIRAfterAll = false;
   /// Where the IR is printed; llvm::errs() when null.
   llvm::raw_ostream *printStream = nullptr;
+  /// Product weights in bf16 (`--dtype bf16`): run `bf16-weights` after the
+  /// default steps (it is not one of them: not disabled by name).
+  bool bf16Weights = false;
 };
 
 /// The step names, in pipeline order, each once: "verify", then the

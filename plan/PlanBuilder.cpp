@@ -106,6 +106,8 @@ static std::string opWhere(Operation *op) {
 static std::optional<rt::DType> dtypeOf(Type element) {
   if (element.isF32())
     return rt::DType::F32;
+  if (element.isBF16())
+    return rt::DType::BF16;
   if (element.isInteger(1))
     return rt::DType::Bool;
   if (element.isInteger(32))

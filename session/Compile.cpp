@@ -35,6 +35,9 @@ std::string session::entryNames(const rt::Plan &plan) {
 }
 
 llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
+  if (options.pipeline.bf16Weights)
+    if (llvm::Error err = codegen::checkBf16Products(codegen::hostTarget()))
+      return std::move(err);
   CompiledModel model;
   model.context = makeContext();
   llvm::Expected<std::unique_ptr<Session>> opened =

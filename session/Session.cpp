@@ -87,11 +87,17 @@ llvm::Error session::optimize(Session &session,
     if (!isPipelinePassName(name))
       return llvm::createStringError("--disable-pass: unknown pass '" + name +
                                      "' (passes: " + pipelinePassList() + ")");
-  if (settings.noFusion)
+  if (settings.noFusion && !settings.bf16Weights)
     return llvm::Error::success();
   PipelineOptions pipeline;
   pipeline.disabled.insert(settings.disabledPasses.begin(),
                            settings.disabledPasses.end());
+  // --no-fusion --dtype bf16: only the weight casts.
+  if (settings.noFusion)
+    for (const std::string &name : defaultPipelinePassNames())
+      if (name != "verify")
+        pipeline.disabled.insert(name);
+  pipeline.bf16Weights = settings.bf16Weights;
   pipeline.printIRAfterAll = settings.printIRAfterAll != nullptr;
   pipeline.printStream = settings.printIRAfterAll;
 

@@ -46,6 +46,10 @@ struct PipelineSettings {
   bool noFusion = false;
   /// When set, the IR after every pass is printed here.
   llvm::raw_ostream *printIRAfterAll = nullptr;
+  /// `--dtype bf16`: product weights in bf16 (pass `bf16-weights`, also
+  /// with noFusion); everything else stays f32. Kernels for the host then
+  /// need AVX512_BF16 (plan() checks).
+  bool bf16Weights = false;
 };
 
 /// A model read from disk: sources, diagnostics (warnings remain here after

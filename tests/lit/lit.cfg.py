@@ -26,6 +26,14 @@ config.substitutions.append(("%minilm", minilm))
 if os.path.exists(os.path.join(minilm, "model.safetensors")):
     config.available_features.add("minilm")
 
+# AVX512_BF16 (`--dtype bf16` runs only on such CPUs: tests/lit/fixtures/bf16.test).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if " avx512_bf16" in cpuinfo.read():
+            config.available_features.add("avx512-bf16")
+except OSError:
+    pass
+
 # The CUDA toolkit's PTX assembler (tests/lit/cuda: offline checks, no GPU).
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("ptxas")

@@ -3,8 +3,9 @@
 // Runs an entry on the inputs stored in a reference file (`input.NAME`) and
 // compares each output with `expected.NAME` (or a tensor named with
 // --expect OUTPUT=TENSOR): the max abs error per output is printed, and the
-// exit status is 1 if any exceeds the tolerance. The numeric fixture tests
-// are this command on tests/fixtures/*.safetensors.
+// exit status is 1 if any exceeds the tolerance (or, with --min-top1, if
+// fewer rows than asked agree on their argmax with the reference). The
+// numeric fixture tests are this command on tests/fixtures/*.safetensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <optional>
 
 #include <cmath>
 
@@ -33,8 +35,63 @@ struct CheckOptions {
   std::string reference;
   std::string entry;
   double tolerance = 1e-4;
+  /// --min-top1: also require this fraction of rows to agree on the argmax
+  /// of the last axis (logits).
+  std::optional<double> minTop1;
   std::vector<std::string> expect; // OUTPUT=TENSOR
 };
+
+/// The fraction of rows (vectors along the last axis) of `got` whose
+/// largest element is where `expected` has its largest (the first of equal
+/// ones), and the number of rows.
+std::pair<double, int64_t> top1Agreement(const rt::Tensor &got,
+                                         const rt::Tensor &expected) {
+  int64_t width = got.rank() ? got.shape().back() : 1;
+  int64_t rows = width ? got.numElements() / width : 0;
+  const float *a = got.dataAs<float>();
+  const float *b = expected.dataAs<float>();
+  int64_t same = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *ra = a + r * width, *rb = b + r * width;
+    same += std::max_element(ra, ra + width) - ra ==
+            std::max_element(rb, rb + width) - rb;
+  }
+  return {rows ? static_cast<double>(same) / rows : 1.0, rows};
+}
+
+/// Compares one output with its reference (same shape, f32) and prints the
+/// result line(s): the max abs error, and with --min-top1 the top-1
+/// agreement. Returns whether both are within bounds.
+bool compareOutput(const std::string &name, const std::string &key,
+                   const rt::Tensor &got, const rt::Tensor &expected,
+                   const CheckOptions &options) {
+  const float *a = got.dataAs<float>();
+  const float *b = expected.dataAs<float>();
+  double maxError = 0;
+  int64_t worst = 0;
+  for (int64_t j = 0; j < got.numElements(); ++j) {
+    double error = std::fabs(static_cast<double>(a[j]) - b[j]);
+    if (!(error <= maxError)) { // also catches NaN
+      maxError = std::isnan(error) ? INFINITY : error;
+      worst = j;
+    }
+  }
+  bool ok = maxError <= options.tolerance;
+  llvm::outs() << name << ": " << describe(got) << " vs '" << key
+               << "': max abs error " << llvm::format("%.3e", maxError)
+               << " at flat index " << worst << " (tolerance "
+               << llvm::format("%.0e", options.tolerance) << ")  "
+               << (ok ? "ok" : "FAIL") << "\n";
+  if (!options.minTop1)
+    return ok;
+  auto [agreement, rows] = top1Agreement(got, expected);
+  bool top1Ok = agreement >= *options.minTop1;
+  llvm::outs() << name << ": top-1 agreement "
+               << llvm::format("%.2f", 100 * agreement) << "% of " << rows
+               << " rows (at least " << llvm::format("%.2f", 100 * *options.minTop1)
+               << "%)  " << (top1Ok ? "ok" : "FAIL") << "\n";
+  return ok && top1Ok;
+}
 
 int runCheck(const CheckOptions &options) {
   session::CompileOptions compile = compileOptions(options.model, options.cache);
@@ -127,25 +184,8 @@ int runCheck(const CheckOptions &options) {
       ++failed;
       continue;
     }
-    const float *a = got.dataAs<float>();
-    const float *b = expected->dataAs<float>();
-    double maxError = 0;
-    int64_t worst = 0;
-    for (int64_t j = 0; j < got.numElements(); ++j) {
-      double error = std::fabs(static_cast<double>(a[j]) - b[j]);
-      if (!(error <= maxError)) { // also catches NaN
-        maxError = std::isnan(error) ? INFINITY : error;
-        worst = j;
-      }
-    }
-    bool ok = maxError <= options.tolerance;
     ++compared;
-    failed += !ok;
-    llvm::outs() << name << ": " << describe(got) << " vs '" << key
-                 << "': max abs error " << llvm::format("%.3e", maxError)
-                 << " at flat index " << worst << " (tolerance "
-                 << llvm::format("%.0e", options.tolerance) << ")  "
-                 << (ok ? "ok" : "FAIL") << "\n";
+    failed += !compareOutput(name, key, got, *expected, options);
   }
   if (compared == 0) {
     llvm::errs() << "error: no output of entry '" << entry->name
@@ -178,6 +218,12 @@ CommandRunner driver::registerCheckCommand(CLI::App &app) {
   command->add_option("--tolerance", options->tolerance,
                       "Largest allowed max abs error")
       ->default_val(1e-4);
+  command
+      ->add_option("--min-top1", options->minTop1,
+                   "Also require this fraction (0..1) of rows (vectors along "
+                   "the last axis, e.g. logits) to have their largest "
+                   "element where the reference has it")
+      ->check(CLI::Range(0.0, 1.0));
   command->add_option("--expect", options->expect,
                       "Compare OUTPUT with reference tensor TENSOR "
                       "(OUTPUT=TENSOR; repeatable)");

@@ -27,6 +27,12 @@ void driver::addPipelineOptions(CLI::App &command, ModelOptions &options) {
                    "Print the IR after every pass (to stderr)");
   command.add_flag("--no-fusion", options.noFusion,
                    "Run no optimization passes (primitive ops only)");
+  command
+      .add_option("--dtype", options.dtype,
+                  "Weights of matmuls and linears: f32 (default) or bf16 "
+                  "(AVX512_BF16 dot products, f32 accumulation; "
+                  "docs/runtime.md#bf16)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
 session::ModelSource driver::modelSource(const ModelOptions &options) {
@@ -37,6 +43,7 @@ session::PipelineSettings driver::pipelineSettings(const ModelOptions &options) 
   session::PipelineSettings settings;
   settings.disabledPasses = options.disabledPasses;
   settings.noFusion = options.noFusion;
+  settings.bf16Weights = options.dtype == "bf16";
   settings.printIRAfterAll = options.printIRAfterAll ? &llvm::errs() : nullptr;
   return settings;
 }

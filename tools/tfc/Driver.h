@@ -32,10 +32,12 @@ struct ModelOptions {
   std::vector<std::string> disabledPasses;
   bool printIRAfterAll = false;
   bool noFusion = false;
+  /// --dtype: "f32" or "bf16" (product weights).
+  std::string dtype = "f32";
 };
 
 void addModelOptions(CLI::App &command, ModelOptions &options);
-/// Adds --disable-pass, --print-ir-after-all and --no-fusion.
+/// Adds --disable-pass, --print-ir-after-all, --no-fusion and --dtype.
 void addPipelineOptions(CLI::App &command, ModelOptions &options);
 
 /// A model read from disk (session/Session.h).

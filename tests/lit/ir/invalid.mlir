@@ -630,3 +630,19 @@ func.func @arange_overflow() {
   %0 = tfc.arange {length = 2 : i64, start = 2147483647 : i64} -> tensor<2xi32>
   return
 }
+
+// -----
+
+func.func @matmul_bf16_batched_rhs(%a: tensor<2x4x8xf32>, %b: tensor<2x8x4xbf16>) {
+  // expected-error @+1 {{'tfc.matmul' op operand element types differ: lhs tensor<2x4x8xf32>, rhs tensor<2x8x4xbf16> (only a rank-2 rhs may be bf16, with an f32 lhs)}}
+  %0 = tfc.matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x8x4xbf16>) -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @cast_bf16_to_int(%a: tensor<4xbf16>) {
+  // expected-error @+1 {{'tfc.cast' op casts to or from bf16 must be from or to f32, got tensor<4xbf16> to tensor<4xi32>}}
+  %0 = tfc.cast %a : tensor<4xbf16> to tensor<4xi32>
+  return
+}

@@ -1,0 +1,47 @@
+// bf16-weights (--dtype bf16): static rank-2 f32 weights of tfc.matmul and
+// tfc.linear are read through one tfc.cast to bf16 per weight value, as
+// [K, N] (a transpose_b product reads cast(transpose(w))); other products,
+// odd contraction lengths and non-weights are left alone.
+// RUN: tfc-opt %s --bf16-weights -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @products
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[K:.*]]: tensor<?x4x?x16xf32>,
+// CHECK: %[[W:.*]] = tfc.param "l.0.weight" : tensor<128x64xf32>
+// CHECK-NEXT: %[[WT:.*]] = tfc.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<128x64xf32> -> tensor<64x128xf32>
+// CHECK-NEXT: %[[WB:.*]] = tfc.cast %[[WT]] : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK-NEXT: %[[B:.*]] = tfc.param "l.0.bias"
+// CHECK-NEXT: %[[H:.*]] = tfc.linear %[[X]], %[[WB]], %[[B]] {activation = "gelu"} : (tensor<?x?x64xf32>, tensor<64x128xbf16>, tensor<128xf32>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: tfc.matmul %[[X]], %[[WB]] : (tensor<?x?x64xf32>, tensor<64x128xbf16>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: %[[V:.*]] = tfc.param "l.1.weight" : tensor<127x32xf32>
+// CHECK-NEXT: tfc.matmul %{{.*}}, %[[V]] : (tensor<?x?x127xf32>, tensor<127x32xf32>) -> tensor<?x?x32xf32>
+// CHECK-NEXT: tfc.matmul %[[K]], %[[K]] {transpose_b = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>)
+// CHECK-NOT: tfc.cast
+// CHECK-NOT: tfc.transpose
+func.func @products(%x: tensor<?x?x64xf32>, %k: tensor<?x4x?x16xf32>, %x2: tensor<?x?x127xf32>) -> (tensor<?x?x128xf32>, tensor<?x?x128xf32>, tensor<?x?x32xf32>, tensor<?x4x?x?xf32>) {
+  %w = tfc.param "l.0.weight" : tensor<128x64xf32>
+  %b = tfc.param "l.0.bias" : tensor<128xf32>
+  %h = tfc.linear %x, %w, %b {transpose_b = true, activation = "gelu"} : (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<?x?x128xf32>
+  %h2 = tfc.matmul %x, %w {transpose_b = true} : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+  %v = tfc.param "l.1.weight" : tensor<127x32xf32>
+  %y = tfc.matmul %x2, %v : (tensor<?x?x127xf32>, tensor<127x32xf32>) -> tensor<?x?x32xf32>
+  %s = tfc.matmul %k, %k {transpose_b = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+  return %h, %h2, %y, %s : tensor<?x?x128xf32>, tensor<?x?x128xf32>, tensor<?x?x32xf32>, tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// A weight computed from params (merged QKV, transposed) is cast once, after
+// its last weight-only step.
+// CHECK-LABEL: func.func @merged_qkv
+// CHECK: %[[WT:.*]] = tfc.transpose
+// CHECK-NEXT: %[[WB:.*]] = tfc.cast %[[WT]] : tensor<32x96xf32> to tensor<32x96xbf16>
+// CHECK-NEXT: tfc.linear %{{.*}}, %[[WB]] : (tensor<?x32xf32>, tensor<32x96xbf16>) -> tensor<?x96xf32>
+func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
+  %wq = tfc.param "h.0.q.weight" : tensor<32x32xf32>
+  %wk = tfc.param "h.0.k.weight" : tensor<32x32xf32>
+  %wv = tfc.param "h.0.v.weight" : tensor<32x32xf32>
+  %w = tfc.concat %wq, %wk, %wv {axis = 0 : i64} : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<96x32xf32>
+  %wt = tfc.transpose %w {perm = array<i64: 1, 0>} : tensor<96x32xf32> -> tensor<32x96xf32>
+  %y = tfc.linear %x, %wt : (tensor<?x32xf32>, tensor<32x96xf32>) -> tensor<?x96xf32>
+  return %y : tensor<?x96xf32>
+}
