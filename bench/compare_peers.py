@@ -3,6 +3,8 @@
 
 Engines (fp32 unless named):
   tfc          `tfc bench MODEL --serve` (compiled once, warmed up)
+  tfc-bf16     the same with `--dtype bf16` (bf16 matmul/linear weights,
+               AVX512_BF16 dot products, f32 accumulation)
   ort          ONNX Runtime: torch.onnx.export, then onnxruntime.transformers'
                optimizer (fused attention/LayerNorm/GELU for BERT and GPT-2;
                the Transformer base has no model type there and runs the plain
@@ -10,7 +12,7 @@ Engines (fp32 unless named):
   ov           OpenVINO on the same ONNX file, INFERENCE_PRECISION_HINT f32,
                PERFORMANCE_HINT LATENCY, one stream
   ov-bf16      the same with INFERENCE_PRECISION_HINT bf16 (not fp32: listed
-               apart, never in the "best fp32 peer")
+               apart, never in the "best fp32 peer"; compared with tfc-bf16)
   torch        PyTorch eager (torch.inference_mode)
   torch-compile torch.compile(model) (inductor; compiled during warm-up)
 
@@ -52,7 +54,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_pytorch import (REPO, CASES, TfcServer, build_transformer,  # noqa
                              machine)
 
-ENGINES = ["tfc", "ort", "ov", "ov-bf16", "torch", "torch-compile"]
+ENGINES = ["tfc", "tfc-bf16", "ort", "ov", "ov-bf16", "torch",
+           "torch-compile"]
+TFC_ENGINES = {"tfc": (), "tfc-bf16": ("--dtype", "bf16")}
 FP32_PEERS = ["ort", "ov", "torch", "torch-compile"]
 COMPILED = {}  # case -> torch.compile(model)
 
@@ -79,18 +83,20 @@ def case_inputs(np, name, case):
                 src_mask=np.ones((b, s), dtype=bool))
 
 
-def tfc_weights_and_outputs(tfc, work, name, case, inputs):
+def tfc_weights_and_outputs(tfc, work, name, case, inputs, extra=()):
     """Runs the case once in tfc with bench's weights (random, seed 0):
-    saves the weights and tfc's outputs on `inputs`."""
+    saves the weights and tfc's outputs on `inputs` (`extra`: more tfc run
+    options, e.g. --dtype bf16)."""
     from safetensors.numpy import load_file, save_file
+    tag = "-".join(a.lstrip("-") for a in extra)
     weights = os.path.join(work, f"{name}-weights.safetensors")
     inp = os.path.join(work, f"{name}-inputs.safetensors")
-    out = os.path.join(work, f"{name}-tfc-out.safetensors")
+    out = os.path.join(work, f"{name}-tfc{tag}-out.safetensors")
     save_file(inputs, inp)
     subprocess.run([tfc, "run", os.path.join(REPO, case["model"]), "--entry",
                     case["entry"], "--random-weights", "--seed", "0",
-                    "--inputs", inp, "--save-weights", weights, "-o", out],
-                   check=True, stdout=subprocess.DEVNULL)
+                    "--inputs", inp, "--save-weights", weights, "-o", out,
+                    *extra], check=True, stdout=subprocess.DEVNULL)
     return weights, load_file(out)
 
 
@@ -291,6 +297,12 @@ def run_case(torch, ort, np, args, name, threads_list):
         result["export_error"] = f"{type(e).__name__}: {e}"[:300]
         log(f"   ONNX export failed, no ORT/OpenVINO: {result['export_error']}")
     numerics = dict(tfc=max_diff(np, [tfc_out[o] for o in outputs], ref))
+    tfc_engines = ["tfc"] + [e for e in TFC_ENGINES
+                             if e != "tfc" and e in args.engines.split(",")]
+    for eng in tfc_engines[1:]:
+        _, out = tfc_weights_and_outputs(args.tfc, args.work, name, case,
+                                         inputs, TFC_ENGINES[eng])
+        numerics[eng] = max_diff(np, [out[o] for o in outputs], ref)
     for threads in threads_list:
         torch.set_num_threads(threads)
         log(f"   {threads} thread(s): building engines "
@@ -304,17 +316,18 @@ def run_case(torch, ort, np, args, name, threads_list):
             numerics.setdefault(eng, max_diff(np, got, ref))
             log(f"   {eng}: warm-up {time.time() - t0:.1f} s, max |diff| "
                 f"vs torch eager {numerics[eng]:.2e}")
-        tfc = TfcServer(args.tfc, case, args.warmup, threads)
-        gflop = tfc.info["gflop"]
-        names = ["tfc"] + list(engines)
+        servers = {e: TfcServer(args.tfc, case, args.warmup, threads,
+                                TFC_ENGINES[e]) for e in tfc_engines}
+        gflop = servers["tfc"].info["gflop"]
+        names = tfc_engines + list(engines)
         times = {n: [] for n in names}
         cpu = {n: [] for n in names}
         load = [os.getloadavg()[0]]
         for r in range(args.repeat):
             order = names[r % len(names):] + names[:r % len(names)]
             for n in order:
-                if n == "tfc":
-                    wall, cpu_ms = tfc.run(1)
+                if n in servers:
+                    wall, cpu_ms = servers[n].run(1)
                     times[n] += wall
                     cpu[n] += cpu_ms
                 else:
@@ -324,7 +337,8 @@ def run_case(torch, ort, np, args, name, threads_list):
                     times[n].append(1e3 * (time.perf_counter() - t0))
                     cpu[n].append(1e3 * (time.process_time() - c0))
             load.append(os.getloadavg()[0])
-        tfc.close()
+        for server in servers.values():
+            server.close()
         entry = dict(gflop=gflop, load=load,
                      engines={n: stats(times[n], cpu[n]) for n in names})
         result["threads"][threads] = entry
@@ -345,8 +359,9 @@ def table(results, lim):
             e in c["threads"][threads]["engines"] for c in results["cases"])]
         lines.append("| case | " + " | ".join(engines) +
                      " | best fp32 peer / tfc | CPU time: best fp32 peer / "
-                     "tfc | tfc % of FMA peak (wall; CPU) |")
-        lines.append("|---" * (len(engines) + 4) + "|")
+                     "tfc | tfc % of FMA peak (wall; CPU) | ov-bf16 / "
+                     "tfc-bf16 (wall; CPU) |")
+        lines.append("|---" * (len(engines) + 5) + "|")
         for c in results["cases"]:
             e = c["threads"][threads]["engines"]
             cells = []
@@ -371,9 +386,14 @@ def table(results, lim):
             # 1-thread measurement when there is one: less exposed to load).
             per_thread = lim[1]["fma_gflops"] if 1 in lim else peak / threads
             pct_cpu = 100 * gflop / (tfc_cpu * 1e-3) / per_thread
+            bf16 = "–"
+            if "tfc-bf16" in e and "ov-bf16" in e:
+                ov, tb = e["ov-bf16"], e["tfc-bf16"]
+                bf16 = (f"{ov['median_ms'] / tb['median_ms']:.2f}; "
+                        f"{ov['cpu_median_ms'] / tb['cpu_median_ms']:.2f}")
             lines.append(f"| {c['title']} | " + " | ".join(cells) +
                          f" | {ratio} | {cpu_ratio} | {pct:.0f} %; "
-                         f"{pct_cpu:.0f} % |")
+                         f"{pct_cpu:.0f} % | {bf16} |")
         lines.append("\nCPU ms per run, median: " + "; ".join(
             f"{c['case']}: " + ", ".join(
                 f"{n} {s['cpu_median_ms']:.0f}"
