@@ -3,6 +3,7 @@
 #include "runtime/MappedFile.h"
 
 #include "runtime/Files.h"
+#include "runtime/Tensor.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -86,10 +87,13 @@ MappedFile::open(const std::string &path, uint64_t maxBytes) {
   file->name = path;
   if (size == 0)
     return file;
-  // 64-byte aligned, like Tensor's own storage: f32 tensors stored at
-  // aligned offsets are handed out as views of this block.
-  void *block = nullptr;
-  if (::posix_memalign(&block, 64, static_cast<size_t>(size)) != 0)
+  // Tensor storage (allocateBlock: 64-byte aligned, huge pages when large):
+  // f32 tensors stored at aligned offsets are handed out as views of this
+  // block, and a decode step streams them all.
+  size_t rounded = (static_cast<size_t>(size) + Tensor::kAlignment - 1) /
+                   Tensor::kAlignment * Tensor::kAlignment;
+  void *block = allocateBlock(rounded);
+  if (!block)
     return Status::error(path + ": out of memory reading the file (" +
                          std::to_string(size) + " bytes)");
   file->heap.reset(static_cast<uint8_t *>(block));

@@ -110,6 +110,18 @@ uint16_t f32ToBf16(float value);
 /// are read with memcpy. Returns an error for non-floating-point types.
 Status convertToF32(DType srcType, const void *src, float *dst, size_t count);
 
+/// Blocks of at least this many bytes are allocated as whole transparent
+/// huge pages (see allocateBlock).
+constexpr size_t kHugeBlock = size_t(2) << 20;
+
+/// Uninitialized storage for tensors, freed with std::free: aligned to
+/// Tensor::kAlignment (64 bytes); blocks of kHugeBlock bytes or more are
+/// rounded up to whole 2 MiB pages, aligned to them and advised as huge
+/// pages (madvise MADV_HUGEPAGE, where the system has it), so that
+/// streaming them (weights, KV caches) costs no TLB miss per 4 KiB.
+/// `bytes` must be a multiple of Tensor::kAlignment. Null when out of memory.
+void *allocateBlock(size_t bytes);
+
 //===----------------------------------------------------------------------===//
 // Tensor
 //===----------------------------------------------------------------------===//
