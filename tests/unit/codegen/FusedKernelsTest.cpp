@@ -4,7 +4,8 @@
 // dims), tfc.add_layer_norm (both results, broadcasting, dynamic dims) and
 // tfc.fused_attention (no mask, padding and full masks, additive bias,
 // causal with Sq == Sk and Sk > Sq, fully masked rows, several key chunks
-// of the online softmax, dynamic and static dims, D != Dv) against
+// of the online softmax, one query row (the decode variant), dynamic and
+// static dims, D != Dv) against
 // references computed in double from the ops' definitions (docs/ir.md).
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 
 #include "codegen/KernelBuilder.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace tfc::test;
@@ -335,9 +337,9 @@ TEST_P(AttentionTest, MatchesSoftmaxOfMaskedScores) {
   Tensor keep, bias;
   if (!c.keepShape.empty()) {
     keep = Tensor(DT::Bool, c.keepShape).random(0, 1, 64);
-    if (std::string(c.name) == "FullyMaskedRows")
-      for (int64_t j = 0; j < c.Sk; ++j)
-        keep.set({0, 0, 1, j}, 0); // query row 1 sees no key
+    if (std::string(c.name).find("FullyMasked") != std::string::npos)
+      for (int64_t j = 0; j < c.Sk; ++j) // query row 1 (or 0) sees no key
+        keep.set({0, 0, std::min<int64_t>(1, c.Sq - 1), j}, 0);
     inputs.push_back(keep);
   }
   if (!c.biasShape.empty()) {
@@ -425,7 +427,22 @@ INSTANTIATE_TEST_SUITE_P(
                       {1, 1, 1, 9}, {1, 3, 9, 9}},
         // Small head dims (not a multiple of the vector width).
         AttentionCase{"TinyHeads", 3, 2, 7, 11, 4, 5, false, false,
-                      {3, 1, 1, 11}, {}}),
+                      {3, 1, 1, 11}, {}},
+        // One query row (a decode step): the decode variant, dot products
+        // along D and one softmax over all keys (FusedKernels.cpp); chosen
+        // at run time when Sq is dynamic, at compile time when static.
+        AttentionCase{"DecodeLongCache", 2, 3, 1, 1001, 64, 64, true, true,
+                      {}, {}},
+        AttentionCase{"DecodeOddDv", 1, 2, 1, 19, 16, 20, false, true, {},
+                      {}},
+        AttentionCase{"DecodeKeepAndBias", 2, 2, 1, 37, 32, 48, true, false,
+                      {2, 1, 1, 37}, {2, 2, 1, 37}},
+        AttentionCase{"DecodeFullyMasked", 1, 1, 1, 6, 16, 16, false, false,
+                      {1, 1, 1, 6}, {}, -1e4},
+        // ... and with a head dim that is not a multiple of 16: the general
+        // kernel.
+        AttentionCase{"DecodeTinyHeads", 2, 2, 1, 11, 4, 5, true, true, {},
+                      {}}),
     [](const ::testing::TestParamInfo<AttentionCase> &info) {
       return std::string(info.param.name);
     });
