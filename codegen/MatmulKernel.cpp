@@ -239,8 +239,12 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
     return;
   }
   // [N, K]: the task's rows in kGemvDots blocks read side by side; one
-  // row of each block at a time, its 16 lanes in registers.
+  // row of each block at a time, its 16 lanes in registers. The lanes of
+  // 16 results are summed at once (vectors over the results: a 16 x 16
+  // block of the accumulators), not one result at a time.
   stage.reorder(order({col})).parallel(task);
+  if (plan.columns % kVectorLanes == 0)
+    stage.vectorize(col, kVectorLanes);
   Var lane = g.acc.args()[0];
   g.acc.compute_at(out, task)
       .bound_extent(lane, kVectorLanes)

@@ -142,6 +142,16 @@ INSTANTIATE_TEST_SUITE_P(
                    {70, 48},
                    {8, 70},
                    true},
+        // Tasks of 256 results (the last one shifted inwards), their lane
+        // sums 16 results at a time.
+        MatmulCase{"GemvTransposedManyTasks",
+                   {"?", "?", "64"},
+                   {"601", "64"},
+                   {"?", "?", "601"},
+                   {1, 1, 64},
+                   {601, 64},
+                   {1, 1, 601},
+                   true},
         // [N, K] with K not a multiple of 16: no GEMV, the tiles at M = 2.
         MatmulCase{"TransposedOddKFewRows",
                    {"?", "24"},
