@@ -27,6 +27,20 @@ const rt::PlanEntry *CompiledModel::entry(const std::string &name) const {
   return plan().findEntry(name);
 }
 
+/// "the model has no entry 'x' (it has: forward, decode)".
+static llvm::Error noEntry(const rt::Plan &plan, const std::string &name) {
+  return llvm::createStringError("the model has no entry '" + name +
+                                 "' (it has: " + session::entryNames(plan) +
+                                 ")");
+}
+
+llvm::Expected<const rt::PlanEntry *>
+CompiledModel::requireEntry(const std::string &name) const {
+  if (const rt::PlanEntry *found = entry(name))
+    return found;
+  return noEntry(plan(), name);
+}
+
 std::string session::entryNames(const rt::Plan &plan) {
   std::string names;
   for (const rt::PlanEntry &e : plan.entries)
@@ -54,8 +68,7 @@ llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   model.kernels.assign(model.built.plan.kernels.size(), nullptr);
   for (const std::string &name : options.entries)
     if (!model.plan().findEntry(name))
-      return llvm::createStringError("the model has no entry '" + name +
-                       "' (it has: " + entryNames(model.plan()) + ")");
+      return noEntry(model.plan(), name);
   return model;
 }
 

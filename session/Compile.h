@@ -84,6 +84,10 @@ public:
   /// The entry `name`, or the first entry when `name` is empty; null if
   /// there is no such entry.
   const rt::PlanEntry *entry(const std::string &name) const;
+  /// entry(name), or the error "the model has no entry 'name' (it has:
+  /// forward, decode)".
+  llvm::Expected<const rt::PlanEntry *>
+  requireEntry(const std::string &name) const;
 
   // Owners of the compiled code: kernels stay valid while these live.
   std::unique_ptr<codegen::KernelCache> jit;

@@ -557,13 +557,13 @@ std::optional<Bench> prepare(const BenchOptions &options) {
   if (!model)
     return std::nullopt;
   bench.model = std::move(*model);
-  bench.entry = bench.model.entry(options.entry);
-  if (!bench.entry) {
-    llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "' (it has: " << session::entryNames(bench.model.plan())
-                 << ")\n";
+  llvm::Expected<const rt::PlanEntry *> entry =
+      bench.model.requireEntry(options.entry);
+  if (!entry) {
+    reportError(entry.takeError());
     return std::nullopt;
   }
+  bench.entry = *entry;
   compile.entries = {bench.entry->name};
   if (!buildKernels(bench.model, compile))
     return std::nullopt;

@@ -98,13 +98,13 @@ int runCheck(const CheckOptions &options) {
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
-  const rt::PlanEntry *entry = model->entry(options.entry);
-  if (!entry) {
-    llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "' (it has: " << session::entryNames(model->plan())
-                 << ")\n";
+  llvm::Expected<const rt::PlanEntry *> found =
+      model->requireEntry(options.entry);
+  if (!found) {
+    reportError(found.takeError());
     return 1;
   }
+  const rt::PlanEntry *entry = *found;
   compile.entries = {entry->name};
   if (!buildKernels(*model, compile))
     return 1;

@@ -66,13 +66,12 @@ std::optional<std::vector<std::string>> readTexts(const EmbedOptions &options) {
 
 /// The entry to run: --entry, else `embed` when the model has one, else
 /// the first.
-const rt::PlanEntry *chooseEntry(const CompiledModel &model,
-                                 const std::string &requested) {
-  if (!requested.empty())
-    return model.plan().findEntry(requested);
-  if (const rt::PlanEntry *embed = model.plan().findEntry("embed"))
-    return embed;
-  return model.entry("");
+llvm::Expected<const rt::PlanEntry *>
+chooseEntry(const CompiledModel &model, const std::string &requested) {
+  if (requested.empty())
+    if (const rt::PlanEntry *embed = model.plan().findEntry("embed"))
+      return embed;
+  return model.requireEntry(requested);
 }
 
 /// ids and (when the entry takes one) the mask of texts [begin, end),
@@ -221,13 +220,13 @@ int runEmbed(const EmbedOptions &options) {
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
-  const rt::PlanEntry *entry = chooseEntry(*model, options.entry);
-  if (!entry) {
-    llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "' (it has: " << session::entryNames(model->plan())
-                 << ")\n";
+  llvm::Expected<const rt::PlanEntry *> found =
+      chooseEntry(*model, options.entry);
+  if (!found) {
+    reportError(found.takeError());
     return 1;
   }
+  const rt::PlanEntry *entry = *found;
   size_t count = texts->size(), step = static_cast<size_t>(options.batchSize);
   std::vector<std::vector<rt::Tensor>> batches;
   for (size_t begin = 0; begin < count; begin += step) {

@@ -79,13 +79,13 @@ int runRun(const RunOptions &options) {
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
-  const rt::PlanEntry *entry = model->entry(options.entry);
-  if (!entry) {
-    llvm::errs() << "error: the model has no entry '" << options.entry
-                 << "' (it has: " << session::entryNames(model->plan())
-                 << ")\n";
+  llvm::Expected<const rt::PlanEntry *> found =
+      model->requireEntry(options.entry);
+  if (!found) {
+    reportError(found.takeError());
     return 1;
   }
+  const rt::PlanEntry *entry = *found;
   rt::Expected<std::vector<rt::Tensor>> inputs =
       buildInputs(*entry, options.inputs);
   if (!inputs) {
