@@ -1468,7 +1468,7 @@ void ElaboratorImpl::elaborateEntry(const ast::EntryDecl &entry,
   paramValues.clear();
   constantCache.clear();
   // Ops are only created in an entry's body: until it exists (while the
-  // input types are evaluated) createOp refuses, rather than inserting
+  // input types are evaluated) opLocation refuses, rather than inserting
   // into the previous entry's function, which may have been erased.
   builder.clearInsertionPoint();
   frames.push_back(Frame{{Scope{}}, std::nullopt});
