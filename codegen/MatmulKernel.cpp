@@ -451,10 +451,15 @@ llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
     return ctx.error("bf16 weights (--dtype bf16) need a CPU with "
                      "AVX512_BF16; the target is " +
                      ctx.target.to_string());
+  // A whole column tile: a narrower one would read B at clamped columns,
+  // a gather of 16-bit elements (AVX512-FP16 vmovw, see bpack).
   std::optional<int64_t> k = b.staticExtent(0);
-  if (b.rank() != 2 || transposeB || !k || *k % 2 != 0)
+  std::optional<int64_t> n = b.rank() == 2 ? b.staticExtent(1) : std::nullopt;
+  if (b.rank() != 2 || transposeB || !k || *k % 2 != 0 || !n ||
+      *n < kTileN)
     return ctx.error("a bf16 rhs must be a rank-2 [K, N] weight (no "
-                     "transpose_b) with a static, even K");
+                     "transpose_b) with a static, even K and a static N >= " +
+                     llvm::Twine(kTileN));
   return llvm::Error::success();
 }
 } // namespace

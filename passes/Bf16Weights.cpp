@@ -54,6 +54,10 @@ std::optional<ProductWeight> productWeight(Operation *op) {
   return std::nullopt;
 }
 
+/// Weights with fewer columns stay f32: the bf16 kernel's column tile
+/// (kTileN in codegen/MatmulKernel.cpp), which it needs whole.
+constexpr int64_t kMinColumns = 48;
+
 /// Whether the weight `w` of a product becomes bf16.
 bool isCandidate(Value w, bool transposeB) {
   auto type = dyn_cast<RankedTensorType>(w.getType());
@@ -61,7 +65,8 @@ bool isCandidate(Value w, bool transposeB) {
       !type.getElementType().isF32())
     return false;
   int64_t k = type.getDimSize(transposeB ? 1 : 0);
-  return k % 2 == 0 && isWeightOnly(w);
+  int64_t n = type.getDimSize(transposeB ? 0 : 1);
+  return k % 2 == 0 && n >= kMinColumns && isWeightOnly(w);
 }
 
 struct Bf16WeightsPass : impl::Bf16WeightsBase<Bf16WeightsPass> {

@@ -45,3 +45,15 @@ func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
   %y = tfc.linear %x, %wt : (tensor<?x32xf32>, tensor<32x96xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
 }
+
+// -----
+
+// Fewer than 48 columns (one column tile of the bf16 kernel): stays f32.
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT: tfc.cast
+// CHECK: tfc.matmul %{{.*}}, %{{.*}} : (tensor<?x64xf32>, tensor<64x32xf32>)
+func.func @narrow(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+  %w = tfc.param "narrow.weight" : tensor<64x32xf32>
+  %y = tfc.matmul %x, %w : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

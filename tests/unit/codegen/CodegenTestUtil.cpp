@@ -3,6 +3,7 @@
 #include "CodegenTestUtil.h"
 
 #include "ir/TfcDialect.h"
+#include "runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
@@ -25,6 +26,8 @@ halide_type_t halideType(DT dtype) {
     return halide_type_of<int64_t>();
   case DT::Bool:
     return halide_type_of<uint8_t>();
+  case DT::BF16:
+    return halide_type_t(halide_type_bfloat, 16);
   }
   return halide_type_of<float>();
 }
@@ -71,6 +74,8 @@ double Tensor::get(const Index &index) const {
     return static_cast<double>(*static_cast<const int64_t *>(p));
   case DT::Bool:
     return *static_cast<const uint8_t *>(p);
+  case DT::BF16:
+    return rt::bf16ToF32(*static_cast<const uint16_t *>(p));
   }
   return 0;
 }
@@ -90,6 +95,9 @@ void Tensor::set(const Index &index, double value) {
   case DT::Bool:
     *static_cast<uint8_t *>(p) = value != 0;
     break;
+  case DT::BF16:
+    *static_cast<uint16_t *>(p) = rt::f32ToBf16(static_cast<float>(value));
+    break;
   }
 }
 
@@ -102,6 +110,7 @@ Tensor &Tensor::random(double lo, double hi, unsigned seed) {
   forEachIndex(shape, [&](const Index &i) {
     switch (dtype) {
     case DT::F32:
+    case DT::BF16:
       set(i, real(rng));
       break;
     case DT::I32:

@@ -30,7 +30,8 @@ namespace tfc::test {
 using Shape = std::vector<int64_t>;
 using Index = std::vector<int64_t>;
 
-enum class DT { F32, I32, I64, Bool };
+/// BF16: bfloat16 storage (get/set convert: round to nearest even).
+enum class DT { F32, I32, I64, Bool, BF16 };
 
 /// A host tensor for a kernel argument.
 struct Tensor {

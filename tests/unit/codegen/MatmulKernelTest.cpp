@@ -4,7 +4,8 @@
 // handled by ShiftInwards (static) and by guards with clamped reads
 // (dynamic or short), broadcasting batch dims, transpose_b, M = 1, and the
 // GEMV variant for at most 8 rows (batch x M, tested at run time when
-// dynamic) on [K, N] and [N, K] weights, with 9 rows falling back to tiles.
+// dynamic) on [K, N] and [N, K] weights, with 9 rows falling back to tiles;
+// and the bf16-weight variants (tiled with vdpbf16ps, and GEMV).
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,6 +246,92 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<MatmulCase> &info) {
       return std::string(info.param.name);
     });
+
+/// The bf16 kernels (`--dtype bf16`): an f32 A times a [K, N] bf16 weight.
+/// A's values are bf16 numbers (so the tiled path's rounding of A is exact
+/// and both paths have one reference); products accumulate in f32.
+struct Bf16Case {
+  const char *name;
+  std::string a, r; // IR types
+  Shape aShape;
+  int64_t k, n;
+};
+
+void PrintTo(const Bf16Case &c, std::ostream *os) { *os << c.name; }
+
+class MatmulBf16Test : public ::testing::TestWithParam<Bf16Case> {};
+
+TEST_P(MatmulBf16Test, MatchesNaiveProduct) {
+  if (!tfc::codegen::supportsBf16Products(cache().target()))
+    GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  const Bf16Case &c = GetParam();
+  std::string bt = "tensor<" + std::to_string(c.k) + "x" +
+                   std::to_string(c.n) + "xbf16>";
+  std::string ir = singleOpFunc(
+      "%a: " + c.a + ", %b: " + bt,
+      "tfc.matmul %a, %b : (" + c.a + ", " + bt + ") -> " + c.r, c.r);
+  Tensor a = Tensor(DT::BF16, c.aShape).random(-1, 1, 31);
+  Tensor aF32(DT::F32, c.aShape);
+  aF32.fill([&](const Index &i) { return a.get(i); });
+  Tensor b = Tensor(DT::BF16, {c.k, c.n}).random(-1, 1, 32);
+  Shape rShape = c.aShape;
+  rShape.back() = c.n;
+  Tensor out = runOp(ir, {aF32, b}, DT::F32, rShape);
+  int rank = static_cast<int>(rShape.size());
+  expectClose(
+      out,
+      [&](const Index &i) {
+        Index ai = i;
+        double sum = 0;
+        for (int64_t k = 0; k < c.k; ++k) {
+          ai[rank - 1] = k;
+          sum += a.get(ai) * b.get({k, i[rank - 1]});
+        }
+        return sum;
+      },
+      1e-5, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatmulBf16Test,
+    ::testing::Values(
+        Bf16Case{"ExactTiles", "tensor<16x32xf32>", "tensor<16x48xf32>",
+                 {16, 32}, 32, 48},
+        // ShiftInwards tails in M and N; K = 96 pairs.
+        Bf16Case{"StaticTails", "tensor<130x96xf32>", "tensor<130x100xf32>",
+                 {130, 96}, 96, 100},
+        // Dynamic batch and rows (guards, clamped A rows), N = 50.
+        Bf16Case{"DynamicBatchAndSeq", "tensor<?x?x40xf32>",
+                 "tensor<?x?x50xf32>", {3, 19, 40}, 40, 50},
+        // N = 48 (one tile), K = 34.
+        Bf16Case{"OneColumnTile", "tensor<?x34xf32>", "tensor<?x48xf32>",
+                 {21, 34}, 34, 48},
+        // The GEMV variant (6 rows at run time) reads the bf16 weight.
+        Bf16Case{"GemvDynamicRows", "tensor<?x?x64xf32>",
+                 "tensor<?x?x100xf32>", {2, 3, 64}, 64, 100},
+        Bf16Case{"SingleRow", "tensor<?x64xf32>", "tensor<?x96xf32>", {1, 64},
+                 64, 96},
+        // A long contraction (BERT's FFN input size).
+        Bf16Case{"LongK", "tensor<?x768xf32>", "tensor<?x96xf32>", {20, 768},
+                 768, 96}),
+    [](const ::testing::TestParamInfo<Bf16Case> &info) {
+      return std::string(info.param.name);
+    });
+
+TEST(MatmulKernelTest, RefusesNarrowBf16Weight) {
+  // Fewer columns than one tile: refused with a reason (bf16-weights keeps
+  // such weights f32).
+  std::string ir = singleOpFunc(
+      "%a: tensor<?x34xf32>, %b: tensor<34x5xbf16>",
+      "tfc.matmul %a, %b : (tensor<?x34xf32>, tensor<34x5xbf16>) -> "
+      "tensor<?x5xf32>",
+      "tensor<?x5xf32>");
+  ParsedOp parsed = parseOp(ir);
+  auto kernel = cache().getOrCompile(parsed.op);
+  ASSERT_FALSE(static_cast<bool>(kernel));
+  std::string message = llvm::toString(kernel.takeError());
+  EXPECT_NE(message.find("static N >= 48"), std::string::npos) << message;
+}
 
 TEST(MatmulKernelTest, RefusesMismatchedContraction) {
   // K is dynamic on both sides: the kernel constrains them to be equal and
