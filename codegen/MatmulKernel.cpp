@@ -184,7 +184,8 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
   Expr kIdx = g.k * kVectorLanes + lane;
   define(g.acc, laneVars, 0.0f);
   aIdx.push_back(kIdx);
-  ref(g.acc, asExprs(laneVars)) += a.at(aIdx) * cast<float>(b.at({Expr(n), kIdx}));
+  ref(g.acc, asExprs(laneVars)) +=
+      a.at(aIdx) * cast<float>(b.at({Expr(n), kIdx}));
   // The lanes' sum, as a balanced tree of adds.
   std::vector<Expr> terms;
   for (int l = 0; l < kVectorLanes; ++l) {
