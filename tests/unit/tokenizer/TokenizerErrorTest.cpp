@@ -12,7 +12,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -45,12 +48,19 @@ json tinyBpe() {
 
 class TokenizerErrors : public ::testing::Test {
 protected:
+  /// A file name in the test's temporary folder, removed after the test.
   std::string path(const std::string &name) {
     std::string dir = ::testing::TempDir();
     if (!dir.empty() && dir.back() != '/')
       dir += '/';
-    return dir + "tfc-tok-" + std::to_string(getpid()) + "-" + name;
+    files.push_back(dir + "tfc-tok-" + std::to_string(getpid()) + "-" + name);
+    return files.back();
   }
+  void TearDown() override {
+    for (const std::string &file : files)
+      std::remove(file.c_str());
+  }
+  std::vector<std::string> files;
 
   /// Loads `doc` written as <name>.json; the error message.
   std::string jsonError(const json &doc, const std::string &name) {
