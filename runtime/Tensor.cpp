@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-
-#include <sys/mman.h>
 #include <limits>
 #include <sstream>
+
+#include <sys/mman.h>
 
 namespace tfc::rt {
 
@@ -376,6 +376,44 @@ Expected<Tensor> Tensor::toF32() const {
   return out;
 }
 
+/// Element `i` of `data` (of type `dtype`) as text.
+static void printElement(std::ostream &os, DType dtype, const void *data,
+                         size_t i) {
+  const auto *bytes = static_cast<const unsigned char *>(data) +
+                      i * dtypeSize(dtype);
+  float value;
+  if (convertToF32(dtype, bytes, &value, 1).ok()) {
+    os << value;
+    return;
+  }
+  switch (dtype) {
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, bytes, sizeof v);
+    os << v;
+    return;
+  }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, bytes, sizeof v);
+    os << v;
+    return;
+  }
+  case DType::I16: {
+    int16_t v;
+    std::memcpy(&v, bytes, sizeof v);
+    os << v;
+    return;
+  }
+  case DType::I8:
+    os << static_cast<int>(static_cast<int8_t>(*bytes));
+    return;
+  default: // u8, bool
+    os << static_cast<int>(*bytes);
+    return;
+  }
+}
+
 std::string Tensor::firstValues(size_t count) const {
   std::ostringstream os;
   os.precision(6);
@@ -383,20 +421,7 @@ std::string Tensor::firstValues(size_t count) const {
   for (size_t i = 0; i < n; ++i) {
     if (i)
       os << ", ";
-    switch (dtype()) {
-    case DType::F32:
-      os << dataAs<float>()[i];
-      break;
-    case DType::I32:
-      os << dataAs<int32_t>()[i];
-      break;
-    case DType::I64:
-      os << dataAs<int64_t>()[i];
-      break;
-    default:
-      os << static_cast<int>(static_cast<const uint8_t *>(data())[i]);
-      break;
-    }
+    printElement(os, dtype(), data(), i);
   }
   if (static_cast<int64_t>(n) < numElements())
     os << ", ...";

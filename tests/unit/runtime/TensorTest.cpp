@@ -369,6 +369,26 @@ TEST(Tensor, CopiesShareStorageCloneDoesNot) {
   EXPECT_EQ(t->dataAs<float>()[1], 2.0f);
 }
 
+TEST(Tensor, FirstValuesPrintsEachType) {
+  Expected<Tensor> f = Tensor::fromF32({4}, {0.5f, -1.0f, 2.25f, 1e-7f});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->firstValues(3), "0.5, -1, 2.25, ...");
+  EXPECT_EQ(f->firstValues(4), "0.5, -1, 2.25, 1e-07");
+  Expected<Tensor> i = Tensor::fromI64({2}, {-7, int64_t(1) << 40});
+  ASSERT_TRUE(i.ok());
+  EXPECT_EQ(i->firstValues(8), "-7, 1099511627776");
+  // bf16 and int8 elements are values, not bytes.
+  Expected<Tensor> b = Tensor::zeros(DType::BF16, {2});
+  ASSERT_TRUE(b.ok());
+  b->dataAs<uint16_t>()[0] = f32ToBf16(-1.5f);
+  b->dataAs<uint16_t>()[1] = f32ToBf16(3.0f);
+  EXPECT_EQ(b->firstValues(2), "-1.5, 3");
+  Expected<Tensor> c = Tensor::zeros(DType::I8, {1});
+  ASSERT_TRUE(c.ok());
+  c->dataAs<int8_t>()[0] = -3;
+  EXPECT_EQ(c->firstValues(1), "-3");
+}
+
 TEST(Tensor, FromValuesChecksCount) {
   EXPECT_TRUE(Tensor::fromI32({2, 2}, {1, 2, 3, 4}).ok());
   Expected<Tensor> bad = Tensor::fromI64({3}, {1, 2});
