@@ -30,18 +30,19 @@
 // serves prefill and decode) and then streams each weight element once,
 // for all rows at a time:
 //  - [K, N] weights: tasks of up to kGemvColumns columns (whole rows of B
-//    for the models' weights). B's K rows are cut into kGemvStreams blocks
-//    read side by side: step r adds x[m, k] * B[k, :] for k = r, r + K/S,
-//    r + 2K/S, ... to every result row's accumulator row (vectors of 16
-//    columns, in L1 or L2). Each block is read from start to end, and the
-//    S concurrent streams keep more memory requests in flight than one
-//    (bench/membw.c here: 1 stream ~15 GB/s, 8 streams ~23 GB/s).
+//    for the models' weights). Step k adds x[m, k] * B[k, :] to every
+//    result row's accumulator row (vectors of 16 columns, in L1 or L2): B
+//    is read front to back, one sequential stream.
 //  - [N, K] weights (transpose_b: a tied LM head read as stored): tasks of
-//    kGemvRowsPerTask rows of B; each result element is a dot product over
-//    K in 16 lanes (K a multiple of 16), and the 16 lanes are summed at the
-//    end. The task's rows are cut into kGemvDots blocks read side by side
-//    (one row of each block at a time: kGemvDots independent FMA chains in
-//    registers, and as many streams).
+//    kGemvRowsPerTask rows of B, read one after another, each front to back;
+//    each result element is a dot product over K in 16 lanes (K a multiple
+//    of 16), and the 16 lanes are summed at the end.
+//  One stream, not several read side by side: the weights lie in huge pages
+//  (runtime/Tensor.h allocateBlock), where one core reads one stream faster
+//  than 8 (bench/membw.c here: read ~30 GB/s, read8 ~25 GB/s; in 4 KiB
+//  pages it was the other way round). GPT-2 small decode, past 128, one
+//  thread: 8 streams 12.8 ms linear + 6.5 ms LM head, one stream 11.9 +
+//  5.4 ms; even 2 rows side by side (3 KB apart) halved the speed.
 // No bpack, no clamps: the loops run over the exact rows.
 //
 // bf16 variant (CPU, a rank-2 bf16 B: a weight under `--dtype bf16`): the
@@ -92,18 +93,13 @@ constexpr int kGemvRows = 8;
 /// start to end (GPT-2 decode, 1 thread: 4096 columns ~20 % less time than
 /// 256, whose tasks read 1 KB of every row).
 constexpr int kGemvColumns = 4096;
-constexpr int kGemvStreams = 8;
-/// [N, K] weights: rows of B per task, and dot products at a time.
+/// [N, K] weights: rows of B per task.
 constexpr int kGemvRowsPerTask = 256;
-constexpr int kGemvDots = 8;
 
 /// How the GEMV variant of one matmul runs, if it has one.
 struct GemvPlan {
-  /// Columns of the result per task (a multiple of the inner tile).
+  /// Columns of the result per task ([K, N]: a multiple of the vector).
   int columns = 0;
-  /// [K, N]: blocks of K rows of B read side by side (divides K).
-  int streams = 1;
-  int rowsPerStream = 0;
   bool transposeB = false;
 };
 
@@ -117,21 +113,16 @@ std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
   GemvPlan plan;
   plan.transposeB = transposeB;
   if (transposeB) {
-    if (*staticK % kVectorLanes != 0 || *staticN < kGemvDots)
+    if (*staticK % kVectorLanes != 0)
       return std::nullopt;
-    int64_t rows = std::min<int64_t>(kGemvRowsPerTask, *staticN);
-    plan.columns = static_cast<int>(rows - rows % kGemvDots);
+    plan.columns =
+        static_cast<int>(std::min<int64_t>(kGemvRowsPerTask, *staticN));
     return plan;
   }
   if (*staticN < kVectorLanes)
     return std::nullopt;
   int64_t columns = std::min<int64_t>(kGemvColumns, *staticN);
   plan.columns = static_cast<int>(columns - columns % kVectorLanes);
-  for (int streams = kGemvStreams; streams > 1 && plan.streams == 1;
-       streams /= 2)
-    if (*staticK % streams == 0)
-      plan.streams = streams;
-  plan.rowsPerStream = static_cast<int>(*staticK / plan.streams);
   return plan;
 }
 } // namespace
@@ -224,25 +215,22 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
     g.acc.compute_at(out, task)
         .bound_extent(n, plan.columns)
         .vectorize(n, kVectorLanes);
-    // k = stream * rowsPerStream + row: the streams innermost, unrolled.
-    RVar stream("gemv_stream"), row("gemv_row");
+    // One row of B (k) at a time, for every result row.
     Var vo("gemv_vo"), vi("gemv_vi");
-    std::vector<VarOrRVar> updateOrder = {vi, stream, vo, m};
+    std::vector<VarOrRVar> updateOrder = {vi, vo, m};
     for (int axis = rank - 3; axis >= 0; --axis)
       updateOrder.push_back(vars[axis]);
-    updateOrder.push_back(row);
+    updateOrder.push_back(g.k);
     g.acc.update()
-        .split(g.k, stream, row, plan.rowsPerStream, TailStrategy::GuardWithIf)
         .split(n, vo, vi, kVectorLanes, TailStrategy::GuardWithIf)
         .reorder(updateOrder)
-        .vectorize(vi)
-        .unroll(stream);
+        .vectorize(vi);
     return;
   }
-  // [N, K]: the task's rows in kGemvDots blocks read side by side; one
-  // row of each block at a time, its 16 lanes in registers. The lanes of
-  // 16 results are summed at once (vectors over the results: a 16 x 16
-  // block of the accumulators), not one result at a time.
+  // [N, K]: the task's rows of B one after another, each for every result
+  // row, its 16 lanes in registers. The lanes of 16 results are summed at
+  // once (vectors over the results: a 16 x 16 block of the accumulators),
+  // not one result at a time.
   stage.reorder(order({col})).parallel(task);
   if (plan.columns % kVectorLanes == 0)
     stage.vectorize(col, kVectorLanes);
@@ -251,16 +239,11 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
       .bound_extent(lane, kVectorLanes)
       .bound_extent(n, plan.columns)
       .vectorize(lane);
-  Var block("gemv_block"), row("gemv_row");
-  std::vector<VarOrRVar> updateOrder = {lane, block, g.k, row, m};
+  std::vector<VarOrRVar> updateOrder = {lane, g.k, m};
   for (int axis = rank - 3; axis >= 0; --axis)
     updateOrder.push_back(vars[axis]);
-  g.acc.update()
-      .split(n, block, row, plan.columns / kGemvDots,
-             TailStrategy::GuardWithIf)
-      .reorder(updateOrder)
-      .vectorize(lane)
-      .unroll(block);
+  updateOrder.push_back(n);
+  g.acc.update().reorder(updateOrder).vectorize(lane);
 }
 
 /// The tiled kernel's Funcs: A (clamped rows; inlined on the CPU), B's

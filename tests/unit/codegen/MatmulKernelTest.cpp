@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(
                    {64, 100},
                    {3, 3, 100},
                    false},
-        // GEMV with K not a multiple of 4 (no unrolling), N = 40.
+        // GEMV with an odd K, N = 40.
         MatmulCase{"GemvOddK",
                    {"?", "37"},
                    {"37", "40"},
@@ -125,8 +125,18 @@ INSTANTIATE_TEST_SUITE_P(
                    {37, 40},
                    {5, 40},
                    false},
+        // GEMV over two tasks of 4096 columns, the second shifted inwards
+        // (it recomputes columns of the first): N = 4100, K = 19.
+        MatmulCase{"GemvTwoColumnTasks",
+                   {"?", "19"},
+                   {"19", "4100"},
+                   {"?", "4100"},
+                   {3, 19},
+                   {19, 4100},
+                   {3, 4100},
+                   false},
         // GEMV on an [N, K] weight (a tied LM head): dot products over K in
-        // 16 lanes, N = 50 (not a multiple of the 4 dots).
+        // 16 lanes, N = 50 (not a multiple of 16).
         MatmulCase{"GemvTransposed",
                    {"?", "?", "32"},
                    {"50", "32"},
@@ -152,6 +162,15 @@ INSTANTIATE_TEST_SUITE_P(
                    {1, 1, 64},
                    {601, 64},
                    {1, 1, 601},
+                   true},
+        // [N, K] with fewer results than a vector: one task of 5.
+        MatmulCase{"GemvTransposedNarrow",
+                   {"?", "32"},
+                   {"5", "32"},
+                   {"?", "5"},
+                   {2, 32},
+                   {5, 32},
+                   {2, 5},
                    true},
         // [N, K] with K not a multiple of 16: no GEMV, the tiles at M = 2.
         MatmulCase{"TransposedOddKFewRows",
