@@ -9,8 +9,10 @@
 //    short bursts that start together; a burst's FLOPs over the time from the
 //    first start to the last end, best burst. Short bursts matter on a shared
 //    machine: a long loop measures the share of the CPU the scheduler gave.
-//  - read bandwidth: each thread sums its own slice of a 256 MiB array (8
-//    streams side by side, as the GEMV kernels read a weight), best pass.
+//  - read bandwidth: each thread sums its own slice of a 256 MiB array in
+//    the runtime's storage (transparent huge pages, as the weights), read
+//    front to back and as 8 streams side by side; the best pass of either
+//    (bench/membw.c's read and read8).
 //
 //===----------------------------------------------------------------------===//
 
