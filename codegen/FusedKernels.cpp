@@ -40,15 +40,18 @@
 // dynamic, so one kernel serves prefill and decode) each task computes
 // exactly one row and reads K as stored, with no transpose: per block of 16
 // keys, 16 dot products along D in 16 lanes each (16 independent FMA
-// chains), each key's lanes summed as a balanced tree; then one max, exp
+// chains), one key's row after another (K read in address order, one
+// stream), each key's lanes summed as a balanced tree; then one max, exp
 // and sum over the task's Sk scores (kept whole: Sk floats per task), and
 // P V with the Dv channels in registers. K and V are each read once. The
 // dot products are summed in another order than the general kernel's, so
 // a one-row result may differ from the same row computed in a block in the
 // last bits. GPT-2 small decode, 1 thread, CPU ms per step for the 12
 // attentions, with the cache in huge pages (runtime/Tensor.h): 10.2 with K
-// transposed per 16 x 16 tile and summed in order, 6.9 this way, at 1000
-// cached tokens (13.6 for the blocks of 8 rows, 4 KiB pages).
+// transposed per 16 x 16 tile and summed in order, 6.9 this way with the
+// 16 keys' first 16 dims read side by side, then the next 16 (a stride of
+// one key row), 4.0 with each key's row read whole, at 1000 cached tokens
+// (13.6 for the blocks of 8 rows, 4 KiB pages).
 //
 // GPU schedules (GpuSchedules.cpp): linear as the matmul; add+LayerNorm a
 // block per row; attention one kernel per (batch, head, block of queries)
@@ -642,7 +645,9 @@ void scheduleDecodeAttention(Func out, Stage stage, DecodeFuncs &f,
       .bound_extent(lane, kVectorLanes)
       .bound_extent(j, kDecodeKeys)
       .vectorize(lane);
-  f.qk.update().reorder(lane, j, f.rd).vectorize(lane).unroll(j);
+  // One key's row after another (K in address order), each key's chain
+  // over D; the 16 chains are independent.
+  f.qk.update().reorder(lane, f.rd, j).vectorize(lane).unroll(j);
 
   f.smax.compute_at(at);
   vectorizeLanes(f.smax, RVar(f.rj.x), at);
