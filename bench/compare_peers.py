@@ -3,6 +3,9 @@
 
 Engines (fp32 unless named):
   tfc          `tfc bench MODEL --serve` (compiled once, warmed up)
+  tfc-before   with --tfc-before BIN: that other tfc binary (e.g. a build of
+               an older commit), the same `tfc bench --serve`, alternated in
+               the same rounds (fp32; its models from --tfc-before-root)
   tfc-bf16     the same with `--dtype bf16` (bf16 matmul/linear weights,
                AVX512_BF16 dot products, f32 accumulation)
   ort          ONNX Runtime: torch.onnx.export, then onnxruntime.transformers'
@@ -39,7 +42,7 @@ small prefill of 128 tokens, all logits, no KV cache), transformer
 Usage (the venv: bench/setup-peers.sh):
   .venv-peers/bin/python bench/compare_peers.py [--cases bert-b1,gpt2]
       [--threads 1,2] [--repeat 8] [--warmup 2] [--engines tfc,ort,...]
-      [--json out.json] [--markdown]
+      [--json out.json] [--markdown] [--tfc-before OLD/build/bin/tfc]
 """
 
 import argparse
@@ -54,7 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_pytorch import (REPO, CASES, TfcServer, build_transformer,  # noqa
                              machine)
 
-ENGINES = ["tfc", "tfc-bf16", "ort", "ov", "ov-bf16", "torch",
+ENGINES = ["tfc", "tfc-before", "tfc-bf16", "ort", "ov", "ov-bf16", "torch",
            "torch-compile"]
 TFC_ENGINES = {"tfc": (), "tfc-bf16": ("--dtype", "bf16")}
 FP32_PEERS = ["ort", "ov", "torch", "torch-compile"]
@@ -318,6 +321,14 @@ def run_case(torch, ort, np, args, name, threads_list):
                 f"vs torch eager {numerics[eng]:.2e}")
         servers = {e: TfcServer(args.tfc, case, args.warmup, threads,
                                 TFC_ENGINES[e]) for e in tfc_engines}
+        if args.tfc_before:
+            # The same case, the model file from the other binary's tree
+            # (an absolute path: TfcServer joins it to REPO unchanged).
+            before = dict(case, model=os.path.join(
+                os.path.abspath(args.tfc_before_root), case["model"]))
+            servers["tfc-before"] = TfcServer(args.tfc_before, before,
+                                              args.warmup, threads)
+            tfc_engines = tfc_engines + ["tfc-before"]
         gflop = servers["tfc"].info["gflop"]
         names = tfc_engines + list(engines)
         times = {n: [] for n in names}
@@ -346,6 +357,27 @@ def run_case(torch, ort, np, args, name, threads_list):
                               for n, s in entry["engines"].items()))
     result["numerics"] = numerics
     return result
+
+
+def before_after(results, threads):
+    """tfc-before / tfc per case (CPU time and wall), when timed."""
+    rows = []
+    for c in results["cases"]:
+        e = c["threads"][threads]["engines"]
+        if "tfc-before" not in e:
+            continue
+        a, b = e["tfc"], e["tfc-before"]
+        rows.append(f"| {c['title']} | {b['cpu_median_ms']:.1f} "
+                    f"({b['cpu_min_ms']:.1f}–{b['cpu_max_ms']:.1f}) | "
+                    f"{a['cpu_median_ms']:.1f} ({a['cpu_min_ms']:.1f}–"
+                    f"{a['cpu_max_ms']:.1f}) | "
+                    f"{b['cpu_median_ms'] / a['cpu_median_ms']:.3f} | "
+                    f"{b['median_ms'] / a['median_ms']:.3f} |")
+    if not rows:
+        return []
+    return ["\ntfc-before against tfc, CPU ms per run, median (min–max)\n",
+            "| case | tfc-before | tfc | before / tfc (CPU) | "
+            "before / tfc (wall) |", "|---|---|---|---|---|"] + rows
 
 
 def table(results, lim):
@@ -394,6 +426,7 @@ def table(results, lim):
             lines.append(f"| {c['title']} | " + " | ".join(cells) +
                          f" | {ratio} | {cpu_ratio} | {pct:.0f} %; "
                          f"{pct_cpu:.0f} % | {bf16} |")
+        lines += before_after(results, threads)
         lines.append("\nCPU ms per run, median: " + "; ".join(
             f"{c['case']}: " + ", ".join(
                 f"{n} {s['cpu_median_ms']:.0f}"
@@ -409,6 +442,12 @@ def table(results, lim):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tfc", default=os.path.join(REPO, "build", "bin", "tfc"))
+    ap.add_argument("--tfc-before", default=None,
+                    help="a second tfc binary, timed as engine 'tfc-before' "
+                    "in the same rounds (e.g. a build of an older commit)")
+    ap.add_argument("--tfc-before-root", default=REPO,
+                    help="the tree whose examples/ the --tfc-before binary "
+                    "reads (default: this repository's)")
     ap.add_argument("--cases", default="bert-b1,bert-b8,gpt2,transformer")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeat", type=int, default=8)
