@@ -48,27 +48,55 @@ std::string session::entryNames(const rt::Plan &plan) {
   return names;
 }
 
+llvm::Expected<CompiledModel> session::openUpTo(const CompileOptions &options,
+                                                Stage last) {
+  CompiledModel model;
+  model.context = makeContext();
+  llvm::Expected<std::unique_ptr<Session>> opened =
+      openModel(options.model, *model.context,
+                /*elaborateIR=*/last != Stage::Parsed, options.dimValues);
+  if (!opened)
+    return opened.takeError();
+  model.session = std::move(*opened);
+  model.stage = last == Stage::Parsed ? Stage::Parsed : Stage::Elaborated;
+  if (llvm::Error err = advance(model, options, last))
+    return std::move(err);
+  return model;
+}
+
+llvm::Error session::advance(CompiledModel &model,
+                             const CompileOptions &options, Stage last) {
+  if (model.stage == Stage::Parsed && last > Stage::Parsed)
+    return llvm::createStringError(
+        "the model was opened without its IR: open it up to a later stage");
+  if (model.stage < Stage::Optimized && last >= Stage::Optimized) {
+    if (llvm::Error err = optimize(*model.session, options.pipeline,
+                                   options.fusionReport))
+      return err;
+    model.stage = Stage::Optimized;
+  }
+  if (model.stage < Stage::Planned && last >= Stage::Planned) {
+    llvm::Expected<BuiltPlan> built =
+        buildPlan(*model.session->model.module);
+    if (!built)
+      return built.takeError();
+    model.built = std::move(*built);
+    model.kernels.assign(model.built.plan.kernels.size(), nullptr);
+    model.stage = Stage::Planned;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   if (options.pipeline.bf16Weights)
     if (llvm::Error err = codegen::checkBf16Products(codegen::hostTarget()))
       return std::move(err);
-  CompiledModel model;
-  model.context = makeContext();
-  llvm::Expected<std::unique_ptr<Session>> opened =
-      openModel(options.model, *model.context, /*elaborateIR=*/true);
-  if (!opened)
-    return opened.takeError();
-  model.session = std::move(*opened);
-  if (llvm::Error err = optimize(*model.session, options.pipeline))
-    return std::move(err);
-  llvm::Expected<BuiltPlan> built = buildPlan(*model.session->model.module);
-  if (!built)
-    return built.takeError();
-  model.built = std::move(*built);
-  model.kernels.assign(model.built.plan.kernels.size(), nullptr);
+  llvm::Expected<CompiledModel> model = openUpTo(options, Stage::Planned);
+  if (!model)
+    return model.takeError();
   for (const std::string &name : options.entries)
-    if (!model.plan().findEntry(name))
-      return noEntry(model.plan(), name);
+    if (!model->plan().findEntry(name))
+      return noEntry(model->plan(), name);
   return model;
 }
 
@@ -194,6 +222,8 @@ static llvm::Error byJit(CompiledModel &model,
 
 llvm::Error session::compileKernels(CompiledModel &model,
                                     const CompileOptions &options) {
+  if (model.stage != Stage::Planned)
+    return llvm::createStringError("compiling kernels needs a planned model");
   auto start = std::chrono::steady_clock::now();
   openDiskCache(model, options.cache);
   std::vector<size_t> needed;

@@ -1,12 +1,14 @@
 //===- Compile.h - A model compiled for in-process execution ----*- C++ -*-===//
 //
-// The compile session every command that runs a model shares (tfc run,
-// check, bench, generate, embed): open the model, optimize it, build its
-// Plan, then compile the kernels of the entries that will run, from the
-// persistent kernel cache (KernelDiskCache.h) when it holds them, else with
-// Halide. Planning and kernel compilation are separate steps so that a
-// caller can check its inputs against the Plan (lengths, ids) before paying
-// for compilation. Nothing here prints; progress goes to a callback.
+// The compile session every tfc command shares: open the model, optimize
+// it, build its Plan, then compile the kernels of the entries that will run,
+// from the persistent kernel cache (KernelDiskCache.h) when it holds them,
+// else with Halide. The front half (openUpTo/advance) stops at any Stage:
+// `tfc dump` and `tfc info` look at the AST or the IR, `tfc compile` hands
+// the Plan to the AOT compiler (Aot.h). Planning and kernel compilation are
+// separate steps so that a caller can check its inputs against the Plan
+// (lengths, ids) before paying for compilation. Nothing here prints;
+// progress goes to a callback, warnings stay in the session's diagnostics.
 //
 //   llvm::Expected<CompiledModel> model = session::compile(options);
 //   rt::Executor::create(model->plan(), model->kernels, weights);
@@ -22,6 +24,7 @@
 #include "runtime/Executor.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,9 +45,22 @@ struct CacheSettings {
   std::string dir;
 };
 
+/// How far the front half of a session has gone, in order.
+enum class Stage {
+  Parsed,     // the AST (session->modules); no IR
+  Elaborated, // the tfc dialect as the frontend builds it
+  Optimized,  // after the pass pipeline
+  Planned,    // with its Plan (CompiledModel::built)
+};
+
 struct CompileOptions {
   ModelSource model;
   PipelineSettings pipeline;
+  /// Symbolic dimensions bound to sizes when elaborating (static shapes,
+  /// e.g. to count FLOPs); empty: the IR keeps them symbolic.
+  std::map<std::string, int64_t> dimValues;
+  /// When set, the pass pipeline says here what fused (`--fusion-report`).
+  FusionReport *fusionReport = nullptr;
   CacheSettings cache;
   /// Compile only the kernels these entries use (empty: every entry). The
   /// others stay null, and the Executor refuses to run their entries.
@@ -80,6 +96,9 @@ public:
   std::vector<rt::KernelFn> kernels;
   CompileStats stats;
 
+  /// The last stage done; the members of later stages are empty.
+  Stage stage = Stage::Parsed;
+
   const rt::Plan &plan() const { return built.plan; }
   /// The entry `name`, or the first entry when `name` is empty; null if
   /// there is no such entry.
@@ -94,7 +113,16 @@ public:
   std::unique_ptr<KernelDiskCache> disk;
 };
 
-/// Opens, optimizes and plans the model; compiles no kernel.
+/// Opens the model and takes it up to stage `last`; compiles no kernel.
+llvm::Expected<CompiledModel> openUpTo(const CompileOptions &options,
+                                       Stage last);
+
+/// Takes a model from its stage up to `last` (nothing when it is there).
+llvm::Error advance(CompiledModel &model, const CompileOptions &options,
+                    Stage last);
+
+/// openUpTo(Stage::Planned), after checking that the host can run what is
+/// asked (bf16 products) and that `options.entries` exist.
 llvm::Expected<CompiledModel> plan(const CompileOptions &options);
 
 /// Compiles the kernels that `options.entries` need.

@@ -33,6 +33,8 @@
 #include "tools/tfc/MachineLimits.h"
 #include "tools/tfc/ModelRunner.h"
 
+#include "session/Inspect.h"
+
 #include "codegen/KernelBuilder.h"
 #include "ir/TfcOps.h"
 
@@ -375,25 +377,31 @@ std::optional<RunWork> countWork(const ModelOptions &options,
                                  const std::map<std::string, int64_t> &dims,
                                  const std::string &entry, bool byClass) {
   RunWork work;
-  auto context = makeContext();
-  auto specialized = openModel(options, *context, /*elaborateIR=*/true, dims);
+  session::CompileOptions compile = compileOptions(options);
+  compile.dimValues = dims;
+  std::optional<CompiledModel> specialized =
+      openToStage(compile, session::Stage::Elaborated);
   if (!specialized)
     return std::nullopt;
+  for (const session::EntryFlops &count : session::entryFlops(*specialized))
+    if (count.entry == entry) {
+      work.flops = count.flops.total();
+      work.uncounted = count.flops.dynamicOps;
+    }
+  if (!byClass)
+    return work;
+  if (llvm::Error err =
+          session::advance(*specialized, compile, session::Stage::Optimized)) {
+    reportError(std::move(err));
+    return std::nullopt;
+  }
   auto entryFunc = [&]() -> mlir::Operation * {
-    for (auto func : specialized->model.module->getOps<mlir::func::FuncOp>())
+    for (auto func :
+         specialized->session->model.module->getOps<mlir::func::FuncOp>())
       if (func.getName() == entry)
         return func;
     return nullptr;
   };
-  if (mlir::Operation *func = entryFunc()) {
-    FlopCount count = countFlops(func);
-    work.flops = count.total();
-    work.uncounted = count.dynamicOps;
-  }
-  if (!byClass)
-    return work;
-  if (!optimize(*specialized, options))
-    return std::nullopt;
   if (mlir::Operation *func = entryFunc())
     func->walk([&](mlir::Operation *op) {
       if (!codegen::hasKernel(op))

@@ -13,12 +13,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
-#include "tools/tfc/Driver.h"
+#include "tools/tfc/ModelRunner.h"
+
+#include "session/Aot.h"
 
 #include "codegen/KernelBuilder.h"
-#include "codegen/aot/AotCompiler.h"
 #include "codegen/aot/AotProcessSafety.h"
-#include "plan/PlanBuilder.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -71,16 +71,11 @@ int runAot(const AotCommandOptions &options, AotMode mode) {
   }
   codegen::installProcessSafetyHandlers();
   auto start = std::chrono::steady_clock::now();
-  auto context = makeContext();
-  auto session = openModel(options.model, *context, /*elaborateIR=*/true);
   // The same pipeline as tfc run, so that compiled kernels are the JIT's.
-  if (!session || !optimize(*session, options.model))
+  std::optional<CompiledModel> model =
+      openToStage(compileOptions(options.model), session::Stage::Planned);
+  if (!model)
     return 1;
-  llvm::Expected<BuiltPlan> built = buildPlan(*session->model.module);
-  if (!built) {
-    llvm::errs() << "error: " << llvm::toString(built.takeError()) << "\n";
-    return 1;
-  }
 
   codegen::AotOptions aot;
   aot.target = codegen::targetNamed(options.target);
@@ -98,21 +93,23 @@ int runAot(const AotCommandOptions &options, AotMode mode) {
                    << " " << name;
     };
 
-  llvm::Expected<codegen::AotResult> result =
-      mode == AotMode::Compile ? codegen::compileAot(*built, aot)
-                               : codegen::emitSources(*built, aot);
+  llvm::Expected<session::AotOutput> output = session::writeAheadOfTime(
+      *model, aot,
+      mode == AotMode::Compile ? session::AotFormat::Library
+                               : session::AotFormat::Sources);
   if (progress)
     llvm::errs() << "\r\033[K";
-  if (!result) {
-    llvm::errs() << "error: " << llvm::toString(result.takeError()) << "\n";
+  if (!output) {
+    reportError(output.takeError());
     return 1;
   }
+  const codegen::AotResult *result = &output->written;
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
 
   llvm::outs() << (mode == AotMode::Compile ? "compiled " : "emitted ")
-               << result->modelName << ": " << built->plan.kernels.size()
+               << result->modelName << ": " << output->kernels
                << " kernels for " << aot.target.to_string() << " in "
                << llvm::format("%.2f", seconds) << " s\n";
   for (const auto &[path, note] : result->files)

@@ -59,36 +59,6 @@ void driver::reportError(llvm::Error error) {
       });
 }
 
-std::unique_ptr<mlir::MLIRContext> driver::makeContext() {
-  return session::makeContext();
-}
-
-std::unique_ptr<Session>
-driver::openModel(const ModelOptions &options, mlir::MLIRContext &context,
-                  bool elaborateIR,
-                  const std::map<std::string, int64_t> &dimValues) {
-  llvm::Expected<std::unique_ptr<Session>> session =
-      session::openModel(modelSource(options), context, elaborateIR,
-                         dimValues);
-  if (!session) {
-    reportError(session.takeError());
-    return nullptr;
-  }
-  // Warnings of a model that opened fine.
-  (*session)->diags.print(llvm::errs());
-  return std::move(*session);
-}
-
-bool driver::optimize(Session &session, const ModelOptions &options,
-                      FusionReport *report) {
-  if (llvm::Error err =
-          session::optimize(session, pipelineSettings(options), report)) {
-    reportError(std::move(err));
-    return false;
-  }
-  return true;
-}
-
 std::string driver::withThousands(double value) {
   std::string digits = std::to_string(static_cast<long long>(std::llround(value)));
   std::string out;

@@ -1,8 +1,7 @@
 //===- Driver.h - Shared plumbing of the tfc subcommands --------*- C++ -*-===//
 //
 // The command-line face of the compile session (session/): the options every
-// command that reads a model shares, and the session's steps with their
-// errors printed.
+// command that reads a model shares, and how the session's errors print.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,10 +10,6 @@
 
 #include "session/Session.h"
 
-#include "mlir/IR/MLIRContext.h"
-
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,20 +45,6 @@ session::PipelineSettings pipelineSettings(const ModelOptions &options);
 /// Prints an error of the session library: diagnostics as rendered, anything
 /// else after "error: ".
 void reportError(llvm::Error error);
-
-/// A context with the dialects tfc uses registered and loaded.
-std::unique_ptr<mlir::MLIRContext> makeContext();
-
-/// Parses the model (and elaborates it when `elaborateIR`), printing
-/// diagnostics to stderr. Returns null on any error.
-std::unique_ptr<Session>
-openModel(const ModelOptions &options, mlir::MLIRContext &context,
-          bool elaborateIR, const std::map<std::string, int64_t> &dimValues = {});
-
-/// Runs the default pass pipeline (fusion) on the session's module, as
-/// `options` configure it; fills `report` when given. Prints errors.
-bool optimize(Session &session, const ModelOptions &options,
-              FusionReport *report = nullptr);
 
 /// "124,439,808"
 std::string withThousands(double value);

@@ -18,13 +18,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
-#include "tools/tfc/Driver.h"
+#include "tools/tfc/ModelRunner.h"
 
-#include "codegen/KernelBuilder.h"
-#include "codegen/aot/AotDump.h"
+#include "session/Inspect.h"
+
 #include "codegen/aot/AotProcessSafety.h"
 #include "frontend/ASTPrinter.h"
-#include "plan/PlanBuilder.h"
 #include "runtime/FileWriter.h"
 
 #include "mlir/IR/AsmState.h"
@@ -57,6 +56,29 @@ struct DumpOptions {
 bool isKernelStage(const std::string &emit) {
   return emit == "halide" || emit == "stmt" || emit == "stmt-html" ||
          emit == "c" || emit == "ptx";
+}
+
+session::KernelText kernelText(const std::string &emit) {
+  if (emit == "halide")
+    return session::KernelText::Halide;
+  if (emit == "stmt")
+    return session::KernelText::Stmt;
+  if (emit == "stmt-html")
+    return session::KernelText::StmtHtml;
+  if (emit == "ptx")
+    return session::KernelText::Ptx;
+  return session::KernelText::C;
+}
+
+/// How far the session goes for --emit.
+session::Stage stageFor(const std::string &emit) {
+  if (emit == "ast")
+    return session::Stage::Parsed;
+  if (emit == "ir")
+    return session::Stage::Elaborated;
+  if (emit == "ir-fused")
+    return session::Stage::Optimized;
+  return session::Stage::Planned;
 }
 
 /// A kernel's --emit=stmt-html (or --emit=ptx -o DIR) file, built in
@@ -92,19 +114,15 @@ bool ptxToFolder(const DumpOptions &options) {
 }
 
 /// One section per kernel; stmt-html writes files instead.
-int dumpKernels(const DumpOptions &options, Session &session,
+int dumpKernels(const DumpOptions &options, const CompiledModel &model,
                 llvm::raw_ostream &os) {
-  llvm::Expected<BuiltPlan> built = buildPlan(*session.model.module);
-  if (!built) {
-    llvm::errs() << "error: " << llvm::toString(built.takeError()) << "\n";
-    return 1;
-  }
-  const rt::Plan &plan = built->plan;
+  const rt::Plan &plan = model.plan();
   // PTX exists only for the CUDA schedules.
-  Halide::Target target =
+  session::KernelTarget target =
       options.target == "cuda" || options.emit == "ptx"
-          ? codegen::cudaTarget()
-          : codegen::hostTarget();
+          ? session::KernelTarget::Cuda
+          : session::KernelTarget::Host;
+  session::KernelText what = kernelText(options.emit);
 
   bool html = options.emit == "stmt-html";
   bool ptxFiles = ptxToFolder(options);
@@ -137,40 +155,27 @@ int dumpKernels(const DumpOptions &options, Session &session,
     if (!options.kernel.empty() && info.name != options.kernel)
       continue;
     found = true;
-    // "tfc_" + name: the Funcs are then named after the plan kernel.
-    llvm::Expected<codegen::Kernel> kernel =
-        codegen::buildKernel(built->kernelOps[i], target, "tfc_" + info.name);
-    if (!kernel) {
+    llvm::Expected<std::string> text =
+        session::kernelText(model, i, what, target);
+    if (!text) {
       llvm::errs() << "error: kernel " << info.name << ": "
-                   << llvm::toString(kernel.takeError()) << "\n";
+                   << llvm::toString(text.takeError()) << "\n";
       return 1;
     }
     if (html) {
-      llvm::Expected<std::string> page = codegen::stmtHtml(
-          *kernel, target.with_feature(Halide::Target::NoRuntime));
-      if (!page) {
-        llvm::errs() << "error: " << llvm::toString(page.takeError()) << "\n";
-        return 1;
-      }
       pages.push_back({options.output + "/" + info.name + ".stmt.html",
-                       info.signature, std::move(*page)});
+                       info.signature, std::move(*text)});
       continue;
     }
     if (ptxFiles) {
-      llvm::Expected<std::string> ptx = codegen::ptxSource(
-          *kernel, target.with_feature(Halide::Target::NoRuntime));
-      if (!ptx) {
-        llvm::errs() << "error: " << llvm::toString(ptx.takeError()) << "\n";
-        return 1;
-      }
-      if (ptx->empty()) {
+      if (text->empty()) {
         os << "no GPU code in " << info.name << "  (" << info.signature
            << ")\n";
         continue;
       }
       llvm::SmallString<128> path(options.output);
       llvm::sys::path::append(path, info.name + ".ptx");
-      pages.push_back({std::string(path), info.signature, std::move(*ptx)});
+      pages.push_back({std::string(path), info.signature, std::move(*text)});
       continue;
     }
 
@@ -181,22 +186,7 @@ int dumpKernels(const DumpOptions &options, Session &session,
          << entry;
     if (uses[i].empty())
       os << " no step";
-    os << "; target " << target.to_string() << "\n";
-    llvm::Expected<std::string> text =
-        options.emit == "halide" ? codegen::describePipeline(*kernel)
-        : options.emit == "ptx"
-            ? codegen::ptxSource(
-                  *kernel, target.with_feature(Halide::Target::NoRuntime))
-        : options.emit == "stmt"
-            ? codegen::loweredStmt(
-                  *kernel, target.with_feature(Halide::Target::NoRuntime))
-            : codegen::cSource(
-                  *kernel, target.with_feature(Halide::Target::NoRuntime));
-    if (!text) {
-      llvm::errs() << "error: kernel " << info.name << ": "
-                   << llvm::toString(text.takeError()) << "\n";
-      return 1;
-    }
+    os << "; target " << session::targetName(target) << "\n";
     os << *text << "\n";
   }
   if (!found) {
@@ -230,17 +220,16 @@ bool writeOutput(const std::string &path, const std::string &text) {
 
 int runDump(const DumpOptions &options) {
   codegen::installProcessSafetyHandlers();
-  auto context = makeContext();
-  bool needIR = options.emit != "ast";
-  auto session = openModel(options.model, *context, needIR);
-  if (!session)
-    return 1;
   // ir is what the frontend produced (the passes' lit tests start from it);
   // every later stage is after the pass pipeline, as tfc run compiles it.
+  session::Stage stage = stageFor(options.emit);
+  bool optimized = stage >= session::Stage::Optimized;
   FusionReport report;
-  bool optimized = options.emit == "ir-fused" || isKernelStage(options.emit);
-  if (optimized && !optimize(*session, options.model,
-                             options.fusionReport ? &report : nullptr))
+  session::CompileOptions compile = compileOptions(options.model);
+  if (options.fusionReport)
+    compile.fusionReport = &report;
+  std::optional<CompiledModel> model = openToStage(compile, stage);
+  if (!model)
     return 1;
   if (options.fusionReport && !optimized) {
     llvm::errs() << "error: --fusion-report needs --emit=ir-fused or a "
@@ -248,9 +237,10 @@ int runDump(const DumpOptions &options) {
                  << options.emit << ")\n";
     return 1;
   }
+  Session &session = *model->session;
 
   if (options.emit == "stmt-html" || ptxToFolder(options)) {
-    if (int rc = dumpKernels(options, *session, llvm::outs()))
+    if (int rc = dumpKernels(options, *model, llvm::outs()))
       return rc;
     if (options.fusionReport)
       report.print(llvm::outs());
@@ -264,18 +254,18 @@ int runDump(const DumpOptions &options) {
   llvm::raw_string_ostream out(text);
   if (options.emit == "ast") {
     // The prelude is module 0; show it only when asked.
-    for (size_t i = options.includePrelude ? 0 : 1; i < session->modules.size();
+    for (size_t i = options.includePrelude ? 0 : 1; i < session.modules.size();
          ++i)
-      printAST(*session->modules[i], out);
+      printAST(*session.modules[i], out);
   } else if (isKernelStage(options.emit)) {
-    if (int rc = dumpKernels(options, *session, out))
+    if (int rc = dumpKernels(options, *model, out))
       return rc;
   } else {
     mlir::OpPrintingFlags flags;
     if (options.locations)
       flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
           .useLocalScope(); // inline locations, not #loc aliases
-    session->model.module->print(out, flags);
+    session.model.module->print(out, flags);
     out << "\n";
   }
   if (options.fusionReport)

@@ -8,11 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
-#include "tools/tfc/Driver.h"
 #include "tools/tfc/Inputs.h"
+#include "tools/tfc/ModelRunner.h"
+
+#include "session/Inspect.h"
 
 #include "codegen/aot/AotProcessSafety.h"
-#include "passes/FlopCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -123,11 +124,12 @@ std::string describeType(mlir::Type type, mlir::ArrayAttr dims) {
 
 int runInfo(const InfoOptions &options) {
   codegen::installProcessSafetyHandlers();
-  auto context = makeContext();
-  auto session = openModel(options.model, *context, /*elaborateIR=*/true);
-  if (!session)
+  session::CompileOptions compile = compileOptions(options.model);
+  std::optional<CompiledModel> elaborated =
+      openToStage(compile, session::Stage::Elaborated);
+  if (!elaborated)
     return 1;
-  ElaboratedModel &model = session->model;
+  ElaboratedModel &model = elaborated->session->model;
   llvm::raw_ostream &os = llvm::outs();
 
   os << "model       "
@@ -220,19 +222,18 @@ int runInfo(const InfoOptions &options) {
     }
     dimValues[dim.substr(0, eq)] = value;
   }
-  auto staticContext = makeContext();
-  auto specialized = openModel(options.model, *staticContext,
-                               /*elaborateIR=*/true, dimValues);
+  compile.dimValues = dimValues;
+  std::optional<CompiledModel> specialized =
+      openToStage(compile, session::Stage::Elaborated);
   if (!specialized)
     return 1;
   std::string sizes;
   for (const auto &[name, value] : dimValues)
     sizes += (sizes.empty() ? "" : ", ") + name + "=" + std::to_string(value);
   os << "\nFLOPs at " << (sizes.empty() ? "static shapes" : sizes) << "\n";
-  for (auto func : specialized->model.module->getOps<mlir::func::FuncOp>()) {
-    FlopCount flops = countFlops(func);
+  for (const auto &[entry, flops] : session::entryFlops(*specialized)) {
     os << strf("  %-12s %10.3f GFLOP  (matmul %.3f, other %.3f)",
-                       func.getName().str().c_str(), flops.total() / 1e9,
+                       entry.c_str(), flops.total() / 1e9,
                        flops.matmul / 1e9, flops.other / 1e9);
     if (flops.dynamicOps)
       os << "  [" << flops.dynamicOps << " ops with dynamic shapes not counted]";

@@ -57,15 +57,26 @@ session::CompileOptions driver::compileOptions(const ModelOptions &model,
   return options;
 }
 
-std::optional<CompiledModel>
-driver::planModel(const session::CompileOptions &options) {
-  llvm::Expected<CompiledModel> model = session::plan(options);
+/// The model, with its warnings printed; or the error printed.
+static std::optional<CompiledModel>
+printed(llvm::Expected<CompiledModel> model) {
   if (!model) {
     reportError(model.takeError());
     return std::nullopt;
   }
   (*model).session->diags.print(llvm::errs());
   return std::move(*model);
+}
+
+std::optional<CompiledModel>
+driver::openToStage(const session::CompileOptions &options,
+                 session::Stage last) {
+  return printed(session::openUpTo(options, last));
+}
+
+std::optional<CompiledModel>
+driver::planModel(const session::CompileOptions &options) {
+  return printed(session::plan(options));
 }
 
 bool driver::buildKernels(CompiledModel &model,

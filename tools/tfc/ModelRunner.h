@@ -44,7 +44,13 @@ session::CompileOptions compileOptions(const ModelOptions &model,
                                        const CacheOptions &cache = {},
                                        std::vector<std::string> entries = {});
 
-/// Plans the model (no kernels yet); prints errors, nullopt on failure.
+/// Opens the model up to `last` (session::openUpTo); prints errors and the
+/// model's warnings, nullopt on failure.
+std::optional<CompiledModel> openToStage(const session::CompileOptions &options,
+                                         session::Stage last);
+
+/// Plans the model (no kernels yet; session::plan); prints errors and
+/// warnings, nullopt on failure.
 std::optional<CompiledModel> planModel(const session::CompileOptions &options);
 
 /// Compiles the kernels `options.entries` need, drawing progress on a

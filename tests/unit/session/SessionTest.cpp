@@ -1,0 +1,216 @@
+//===- SessionTest.cpp - The compile session through its API -------------===//
+//
+// What tfc's commands do, done by a program that links only the session
+// library: compile examples/tiny/bert-tiny.tfm, bind the fixture's weights,
+// run it on the fixture's inputs and compare with the outputs PyTorch
+// computed (tests/fixtures/bert_tiny.safetensors: input.*, expected.*; made
+// by tests/fixtures/make_fixtures.py, not regenerated here). Then the
+// errors: a bad model file gives an llvm::Error whose text carries
+// file:line:col, and nothing is printed on stdout or stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "session/Compile.h"
+#include "session/Inspect.h"
+#include "session/Weights.h"
+
+#include "runtime/Safetensors.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+using namespace tfc;
+
+namespace {
+
+std::string sourcePath(const std::string &relative) {
+  return std::string(TFC_SOURCE_ROOT) + "/" + relative;
+}
+
+session::CompileOptions bertTinyOptions() {
+  session::CompileOptions options;
+  options.model.path = sourcePath("examples/tiny/bert-tiny.tfm");
+  options.cache.dir = TFC_SESSION_TEST_CACHE;
+  return options;
+}
+
+/// The largest |a - b| over two f32 tensors of one shape.
+double maxAbsError(const rt::Tensor &a, const rt::Tensor &b) {
+  const float *x = a.dataAs<float>();
+  const float *y = b.dataAs<float>();
+  double worst = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    double error = std::fabs(static_cast<double>(x[i]) - y[i]);
+    worst = std::isnan(error) ? INFINITY : std::max(worst, error);
+  }
+  return worst;
+}
+
+TEST(Session, CompilesRunsAndMatchesPyTorch) {
+  std::string fixture = sourcePath("tests/fixtures/bert_tiny.safetensors");
+  llvm::Expected<session::CompiledModel> model =
+      session::compile(bertTinyOptions());
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_EQ(model->stage, session::Stage::Planned);
+  for (rt::KernelFn kernel : model->kernels)
+    EXPECT_NE(kernel, nullptr);
+  EXPECT_EQ(model->stats.compiled + model->stats.cacheHits,
+            model->plan().kernels.size());
+
+  session::WeightSource source;
+  source.path = fixture;
+  std::vector<std::string> warnings;
+  rt::Expected<rt::WeightMap> weights = session::loadWeights(
+      model->plan(), source, &warnings, {"input.", "expected."});
+  ASSERT_TRUE(weights.ok()) << weights.message();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  rt::Expected<rt::Executor> executor = rt::Executor::create(
+      model->plan(), model->kernels, std::move(*weights));
+  ASSERT_TRUE(executor.ok()) << executor.message();
+
+  rt::Expected<rt::SafetensorsFile> file = rt::SafetensorsFile::open(fixture);
+  ASSERT_TRUE(file.ok()) << file.message();
+  llvm::Expected<const rt::PlanEntry *> entry = model->requireEntry("encode");
+  ASSERT_TRUE(static_cast<bool>(entry)) << llvm::toString(entry.takeError());
+  std::vector<rt::Tensor> inputs;
+  for (const std::string &name : (*entry)->inputNames) {
+    rt::Expected<rt::Tensor> input = file->tensor("input." + name);
+    ASSERT_TRUE(input.ok()) << input.message();
+    inputs.push_back(std::move(*input));
+  }
+  rt::Expected<std::vector<rt::Tensor>> outputs =
+      executor->run("encode", inputs);
+  ASSERT_TRUE(outputs.ok()) << outputs.message();
+  ASSERT_EQ(outputs->size(), 2u);
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string &name = (*entry)->outputNames[i];
+    rt::Expected<rt::Tensor> expected = file->loadF32("expected." + name);
+    ASSERT_TRUE(expected.ok()) << expected.message();
+    const rt::Tensor &got = (*outputs)[i];
+    ASSERT_EQ(got.shape(), expected->shape()) << name;
+    // The tolerance of tests/lit/fixtures/bert-tiny.test (tfc check's).
+    EXPECT_LE(maxAbsError(got, *expected), 1e-4) << name;
+  }
+}
+
+/// A model file with the error `body` says, in a fresh temporary folder.
+std::string writeModel(const std::string &name, const std::string &body) {
+  llvm::SmallString<128> dir;
+  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("tfc-session", dir));
+  std::string path = std::string(dir) + "/" + name;
+  std::ofstream(path) << body;
+  return path;
+}
+
+/// Runs `compile` with stdout and stderr captured; returns what it printed.
+std::string printedBy(const std::function<void()> &compile) {
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  compile();
+  llvm::outs().flush();
+  llvm::errs().flush();
+  return testing::internal::GetCapturedStdout() +
+         testing::internal::GetCapturedStderr();
+}
+
+TEST(Session, BadModelIsAnErrorWithItsLocationAndPrintsNothing) {
+  std::string path = writeModel("unknown-name.tfm",
+                                "entry f(x: f32[batch, seq]) {\n"
+                                "  return x + bias\n"
+                                "}\n");
+  session::CompileOptions options;
+  options.model.path = path;
+  std::string rendered;
+  bool isDiagnostics = false;
+  std::string printed = printedBy([&] {
+    llvm::Expected<session::CompiledModel> model = session::compile(options);
+    ASSERT_FALSE(static_cast<bool>(model));
+    llvm::handleAllErrors(
+        model.takeError(),
+        [&](const session::DiagnosticsError &diags) {
+          isDiagnostics = true;
+          rendered = diags.text();
+        },
+        [&](const llvm::ErrorInfoBase &other) { rendered = other.message(); });
+  });
+  EXPECT_EQ(printed, "");
+  EXPECT_TRUE(isDiagnostics) << rendered;
+  EXPECT_NE(rendered.find(path + ":2:14: error: unknown name 'bias'"),
+            std::string::npos)
+      << rendered;
+  llvm::sys::fs::remove(path);
+}
+
+TEST(Session, EveryStageReportsErrorsWithoutPrinting) {
+  // A syntax error stops the front half at its first stage; a missing file
+  // names the file; an unknown pass is refused before any pass runs.
+  std::string syntax = writeModel("syntax.tfm", "entry f(x: f32[4]) {\n"
+                                                "  return x +\n"
+                                                "}\n");
+  std::vector<std::pair<session::CompileOptions, std::string>> cases(3);
+  cases[0].first.model.path = syntax;
+  cases[0].second = syntax + ":3:1: error:";
+  cases[1].first.model.path = syntax + ".missing";
+  cases[1].second = syntax + ".missing";
+  cases[2].first = bertTinyOptions();
+  cases[2].first.pipeline.disabledPasses = {"no-such-pass"};
+  cases[2].second = "--disable-pass: unknown pass 'no-such-pass'";
+  for (const auto &[options, expected] : cases) {
+    std::string message;
+    std::string printed = printedBy([&] {
+      llvm::Expected<session::CompiledModel> model =
+          session::openUpTo(options, session::Stage::Planned);
+      ASSERT_FALSE(static_cast<bool>(model));
+      message = llvm::toString(model.takeError());
+    });
+    EXPECT_EQ(printed, "");
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+  }
+  llvm::sys::fs::remove(syntax);
+}
+
+TEST(Session, FrontHalfStopsAtEachStage) {
+  // dump and info stop early: no IR when parsed, no plan before planning,
+  // and FLOPs counted on the elaborated IR with the dims bound.
+  session::CompileOptions options = bertTinyOptions();
+  llvm::Expected<session::CompiledModel> parsed =
+      session::openUpTo(options, session::Stage::Parsed);
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_FALSE(parsed->session->modules.empty());
+  EXPECT_FALSE(parsed->session->model.module);
+  EXPECT_TRUE(parsed->plan().kernels.empty());
+
+  options.dimValues = {{"batch", 2}, {"seq", 7}};
+  llvm::Expected<session::CompiledModel> elaborated =
+      session::openUpTo(options, session::Stage::Elaborated);
+  ASSERT_TRUE(static_cast<bool>(elaborated))
+      << llvm::toString(elaborated.takeError());
+  std::vector<session::EntryFlops> flops = session::entryFlops(*elaborated);
+  ASSERT_EQ(flops.size(), 1u);
+  EXPECT_EQ(flops[0].entry, "encode");
+  EXPECT_EQ(flops[0].flops.dynamicOps, 0);
+  // 2 * M * N * K per product, B*S = 14 rows, d 64, d_ff 128, 2 layers:
+  // Q, K, V, out (4 * 2*14*64*64) + FFN (2 * 2*14*64*128) + scores and
+  // context (2 * 2*2*7*7*64), per layer, and the pooler (2*2*64*64).
+  double perLayer = 4 * 2 * 14 * 64 * 64 + 2 * 2 * 14 * 64 * 128 +
+                    2 * 2 * 2 * 7 * 7 * 64;
+  EXPECT_DOUBLE_EQ(flops[0].flops.matmul, 2 * perLayer + 2 * 2 * 64 * 64);
+
+  ASSERT_FALSE(static_cast<bool>(session::advance(
+      *elaborated, options, session::Stage::Planned)));
+  EXPECT_EQ(elaborated->stage, session::Stage::Planned);
+  EXPECT_FALSE(elaborated->plan().kernels.empty());
+  llvm::Expected<std::string> text = session::kernelText(
+      *elaborated, 0, session::KernelText::Halide, session::KernelTarget::Host);
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_NE(text->find("func " + elaborated->plan().kernels[0].name),
+            std::string::npos)
+      << *text;
+}
+
+} // namespace
