@@ -45,6 +45,18 @@
 //  5.4 ms; even 2 rows side by side (3 KB apart) halved the speed.
 // No bpack, no clamps: the loops run over the exact rows.
 //
+// Swapped variant (CPU, a rank-2 [N, K] B read with transpose_b, as a tied
+// LM head, whose [N, K] table the embedding also reads, so weight-layout
+// leaves it): when A has at least kSwapTileM rows (a run-time test,
+// Func::specialize), the roles of A and B in the register tile swap. The
+// tile is kSwapTileN rows of B (columns of the result) by kSwapTileM rows
+// of A (2 vectors): each k step broadcasts kSwapTileN elements of B, read
+// from B's rows as stored (contiguous, each element once per call, no
+// panel to pack), loads 2 vectors of A^T (`atrans`, [K, M], A transposed
+// once per call) and issues 24 FMAs. The result tile is stored transposed
+// (scalar stores, ~1 per 32 FMAs at K = 512). The tiled kernel would have
+// to transpose B into its panels on every call, a gather per vector.
+//
 // bf16 variant (CPU, a rank-2 bf16 B: a weight under `--dtype bf16`): the
 // same register tile, on AVX512_BF16's `vdpbf16ps`, which adds the products
 // of 16 pairs of bf16 to 16 f32 accumulators. K is taken in pairs:
@@ -448,6 +460,120 @@ llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
 }
 } // namespace
 
+namespace {
+/// Swapped variant (see the file comment): the tile, rows of B by rows of
+/// A; 12 x 2 = 24 accumulator vectors.
+constexpr int kSwapTileN = 12;
+constexpr int kSwapTileM = 2 * kVectorLanes;
+
+/// The swapped variant's Funcs: A transposed and the register tile.
+struct SwappedFuncs {
+  Func atrans, prod;
+};
+
+/// Whether the swapped variant serves a CPU matmul with this B.
+bool canSwap(const KernelContext &ctx, const TensorInput &b, bool transposeB,
+             std::optional<int64_t> staticN, std::optional<int64_t> staticK) {
+  return !ctx.gpu() && transposeB && b.rank() == 2 && staticN && staticK &&
+         *staticN >= kSwapTileN;
+}
+
+/// The run-time test of the swapped variant: A has at least kSwapTileM
+/// rows (then the row tiles shift inwards and read no row outside A).
+/// Constant when A's rows are static.
+Expr swapRows(const TensorInput &a) {
+  return Internal::simplify(a.extent(a.rank() - 2) >= kSwapTileM);
+}
+
+/// B's rows are dense: always, but as a specialization Halide substitutes
+/// the stride, and the tile's rows of B are one address and constant
+/// offsets.
+Expr swapDenseB(const TensorInput &b, int64_t k) {
+  return b.param.dim(1).stride() == static_cast<int>(k);
+}
+
+/// Defines the swapped variant of `a` x `b`^T (b: [N, K]); `aBatchIdx`
+/// gives A's batch indices at the result's vars.
+SwappedFuncs defineSwapped(const KernelContext &ctx, const TensorInput &a,
+                           const TensorInput &b, const std::vector<Var> &vars,
+                           const RDom &k, const std::vector<Expr> &aBatchIdx) {
+  int rank = static_cast<int>(vars.size());
+  int ra = a.rank();
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  SwappedFuncs s;
+  // atrans(batch..., k, m) = A[batch..., m, k]: rows of A innermost.
+  s.atrans = ctx.func("atrans");
+  {
+    std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
+    Var kv("kv");
+    std::vector<Expr> aIdx = asExprs(aVars);
+    for (int axis = 0; axis < ra - 2; ++axis)
+      if (a.shape[axis] == 1)
+        aIdx[axis] = 0;
+    aIdx.push_back(m);
+    aIdx.push_back(kv);
+    aVars.push_back(kv);
+    aVars.push_back(m);
+    define(s.atrans, aVars, a.at(aIdx));
+  }
+  s.prod = ctx.func("sprod");
+  define(s.prod, vars, 0.0f);
+  std::vector<Expr> aIdx = aBatchIdx;
+  aIdx.push_back(k);
+  aIdx.push_back(m);
+  ref(s.prod, asExprs(vars)) +=
+      call(s.atrans, aIdx) * b.at({Expr(n), Expr(k)});
+  return s;
+}
+
+/// Schedules the swapped variant on `stage` (`out` itself, or its
+/// specialization for A with enough rows). See the file comment.
+void scheduleSwappedLoops(Stage stage, const std::vector<Var> &vars,
+                          bool longEpilogue) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  Var no("sno"), ni("sni"), mo("smo"), mi("smi");
+  std::vector<VarOrRVar> order = {mi, ni, mo};
+  for (int axis = rank - 3; axis >= 0; --axis)
+    order.push_back(vars[axis]);
+  order.push_back(no);
+  stage.split(n, no, ni, kSwapTileN, TailStrategy::ShiftInwards)
+      .split(m, mo, mi, kSwapTileM, TailStrategy::ShiftInwards)
+      .reorder(order)
+      .vectorize(mi, kVectorLanes)
+      .unroll(mi)
+      .parallel(no);
+  if (!longEpilogue)
+    stage.unroll(ni);
+}
+
+/// Schedules the swapped variant's producers for the loops above on `out`.
+void scheduleSwappedFuncs(Func out, SwappedFuncs &s,
+                          const std::vector<Var> &vars, const RDom &k) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  Var mo("smo");
+  // A^T once per call: small next to B (M x K against N x K).
+  std::vector<Var> aVars = s.atrans.args(); // m, k, batch...
+  s.atrans.compute_root().vectorize(aVars[0], kVectorLanes,
+                                    TailStrategy::GuardWithIf);
+
+  // Rows of A innermost in the tile too: its vectors stay in registers.
+  s.prod.reorder_storage(m, n)
+      .compute_at(out, mo)
+      .bound_extent(n, kSwapTileN)
+      .bound_extent(m, kSwapTileM)
+      .vectorize(m, kVectorLanes)
+      .unroll(m)
+      .unroll(n);
+  s.prod.update()
+      .reorder(m, n, k)
+      .vectorize(m, kVectorLanes)
+      .unroll(m)
+      .unroll(n);
+}
+} // namespace
+
 namespace detail {
 /// The matmul of `a` and `b` (see the file comment) with `epilogue` applied
 /// to every accumulated element (`epilogue(acc, vars)`, vars axis-ordered
@@ -571,7 +697,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
-  auto schedule = [&](Func out) {
+  std::function<void(Func)> schedule = [&](Func out) {
     if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else
@@ -579,6 +705,34 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
                     longEpilogue);
   };
   Expr gemmValue = epilogue(call(tiled.prod, asExprs(vars)), vars);
+  // The swapped variant where it applies: when A's rows allow it (a
+  // specialization; the whole kernel when A's rows are static).
+  // Static rows: the whole kernel, specialized for a dense B. Dynamic rows:
+  // one specialization for both (the tiles serve the rest).
+  std::optional<SwappedFuncs> swapped;
+  Expr useSwap = Expr(false);
+  if (canSwap(ctx, b, transposeB, staticN, staticK)) {
+    useSwap = swapRows(a);
+    if (!Internal::is_const_zero(useSwap))
+      swapped = defineSwapped(ctx, a, b, vars, k, batchIndices(a));
+  }
+  if (swapped) {
+    Expr swapValue = epilogue(call(swapped->prod, asExprs(vars)), vars);
+    Expr denseB = swapDenseB(b, *staticK);
+    bool always = Internal::is_const_one(useSwap);
+    if (!always)
+      useSwap = useSwap && denseB;
+    gemmValue = always ? swapValue : select(useSwap, swapValue, gemmValue);
+    schedule = [&, always, denseB, tiledSchedule = schedule](Func out) {
+      scheduleSwappedFuncs(out, *swapped, vars, k);
+      scheduleSwappedLoops(out.specialize(always ? denseB : useSwap), vars,
+                           longEpilogue);
+      if (always)
+        scheduleSwappedLoops(out, vars, longEpilogue);
+      else
+        tiledSchedule(out);
+    };
+  }
   Func out = ctx.func();
   std::optional<GemvPlan> gemv =
       planGemv(ctx, b, transposeB, staticN, staticK);

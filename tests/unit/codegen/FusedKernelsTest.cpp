@@ -148,6 +148,9 @@ INSTANTIATE_TEST_SUITE_P(
                    {2, 3, 16}, 20, true, false, "silu"},
         LinearCase{"OneRow", {"?", "?", "48"}, {"?", "?", "144"}, {1, 1, 48},
                    144, true, true, "gelu"},
+        // The swapped variant ([N, K], >= 32 rows) with a long epilogue.
+        LinearCase{"GeluSwapped", {"?", "?", "48"}, {"?", "?", "100"},
+                   {2, 33, 48}, 100, true, true, "gelu"},
         // The GEMV variant on [K, N] (8 rows) and the tiles at 9 rows.
         LinearCase{"GemvGeluTanhKN", {"?", "?", "64"}, {"?", "?", "200"},
                    {2, 4, 64}, 200, false, true, "gelu_tanh"},

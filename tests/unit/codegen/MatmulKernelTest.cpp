@@ -226,6 +226,35 @@ INSTANTIATE_TEST_SUITE_P(
                    {70, 24},
                    {37, 70},
                    true},
+        // The swapped variant (A with >= 32 rows, an [N, K] weight): a
+        // dynamic batch, 45 rows (the last row tile shifted inwards), N = 50
+        // (not a multiple of the 12 rows of B in a tile).
+        MatmulCase{"SwappedBatchAndTails",
+                   {"?", "?", "40"},
+                   {"50", "40"},
+                   {"?", "?", "50"},
+                   {3, 45, 40},
+                   {50, 40},
+                   {3, 45, 50},
+                   true},
+        // Static rows, exactly two row tiles, N exactly the tile.
+        MatmulCase{"SwappedStatic",
+                   {"64", "16"},
+                   {"12", "16"},
+                   {"64", "12"},
+                   {64, 16},
+                   {12, 16},
+                   {64, 12},
+                   true},
+        // 31 rows: below the swapped variant, the tiles (same kernel).
+        MatmulCase{"SwappedBelowRows",
+                   {"?", "40"},
+                   {"50", "40"},
+                   {"?", "50"},
+                   {31, 40},
+                   {50, 40},
+                   {31, 50},
+                   true},
         // Attention scores Q @ K^T: batch and both sequence dims dynamic,
         // keys longer than queries.
         MatmulCase{"AttentionScores",
