@@ -86,6 +86,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <utility>
 
 using namespace Halide;
 using namespace tfc::codegen::detail;
@@ -267,6 +268,74 @@ struct TiledFuncs {
   bool transposeB = false;
 };
 
+/// The register tile's loops on `out` (see the file comment): panels of
+/// kTileN columns outermost, tiles of kTileM rows, the tile vectorized and
+/// unrolled. `batchesInPanel`: one B for all batches, so the batch loops run
+/// inside the panel loop (each panel is packed once). Returns the panel and
+/// row-tile vars.
+std::pair<Var, Var> tileLoops(Func out, const std::vector<Var> &vars,
+                              TailStrategy tailN, TailStrategy tailM,
+                              bool longEpilogue, bool batchesInPanel) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  Var no("no"), mo("mo"), ni("ni"), mi("mi");
+  out.split(n, no, ni, kTileN, tailN)
+      .split(m, mo, mi, kTileM, tailM)
+      .reorder(ni, mi, mo, no)
+      .vectorize(ni, kVectorLanes)
+      .unroll(ni);
+  // A long epilogue (GELU, SiLU) unrolled over all 24 vectors of the tile
+  // spills registers all over the tile's store; a loop over its rows runs
+  // it from registers.
+  if (!longEpilogue)
+    out.unroll(mi);
+  if (batchesInPanel && rank > 2) {
+    std::vector<VarOrRVar> order = {ni, mi, mo};
+    for (int axis = rank - 3; axis >= 0; --axis)
+      order.push_back(vars[axis]);
+    order.push_back(no);
+    out.reorder(order);
+  }
+  return {no, mo};
+}
+
+/// The register tile `prod` at the row tile `mo` of `out`, in registers.
+Stage scheduleTileProd(Func prod, Func out, Var mo,
+                       const std::vector<Var> &vars) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  prod.compute_at(out, mo)
+      .bound_extent(n, kTileN)
+      .bound_extent(m, kTileM)
+      .vectorize(n, kVectorLanes)
+      .unroll(n)
+      .unroll(m);
+  return prod.update();
+}
+
+/// A's elements as a Func over the result's last rank(a) vars: (batch...,
+/// m, k), or (batch..., k, m) with `rowsInner`; a static-1 batch dim reads
+/// index 0, rows are clamped into A where `guardM`, elements cast to `type`.
+Func defineA(const KernelContext &ctx, const std::string &name,
+             const TensorInput &a, const std::vector<Var> &vars, bool guardM,
+             bool rowsInner, Type type) {
+  int rank = static_cast<int>(vars.size());
+  int ra = a.rank();
+  Var m = vars[rank - 2], kv("kv");
+  std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
+  std::vector<Expr> aIdx = asExprs(aVars);
+  for (int axis = 0; axis < ra - 2; ++axis)
+    if (a.shape[axis] == 1)
+      aIdx[axis] = 0;
+  aIdx.push_back(guardM ? clamp(Expr(m), 0, a.extent(ra - 2) - 1) : Expr(m));
+  aIdx.push_back(kv);
+  aVars.push_back(rowsInner ? kv : m);
+  aVars.push_back(rowsInner ? m : kv);
+  Func f = ctx.func(name);
+  define(f, aVars, cast(type, a.at(aIdx)));
+  return f;
+}
+
 /// The schedule of the tiled kernel (see the file comment) on `out`, which
 /// reads `t.prod` through the epilogue.
 void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
@@ -283,33 +352,15 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
     return;
   }
 
-  Var no("no"), mo("mo"), ni("ni"), mi("mi");
-  out.split(n, no, ni, kTileN, tailN)
-      .split(m, mo, mi, kTileM, tailM)
-      .reorder(ni, mi, mo, no)
-      .vectorize(ni, kVectorLanes)
-      .unroll(ni);
-  // A long epilogue (GELU, SiLU) unrolled over all 24 vectors of the tile
-  // spills registers all over the tile's store; a loop over its rows runs
-  // it from registers.
-  if (!longEpilogue)
-    out.unroll(mi);
+  auto [no, mo] =
+      tileLoops(out, vars, tailN, tailM, longEpilogue, !bHasBatch);
   Var task = no;
-  if (!batchVars.empty()) {
-    if (bHasBatch) {
-      // Each (batch, panel) is a task with its own B.
-      std::vector<Var> innerToOuter = {no};
-      innerToOuter.insert(innerToOuter.end(), batchVars.rbegin(),
-                          batchVars.rend());
-      task = fuseAll(out, innerToOuter, "task");
-    } else {
-      // One B for all batches: pack each panel once, loop batches inside.
-      std::vector<VarOrRVar> order = {ni, mi, mo};
-      for (int axis = static_cast<int>(batchVars.size()) - 1; axis >= 0; --axis)
-        order.push_back(batchVars[axis]);
-      order.push_back(no);
-      out.reorder(order);
-    }
+  if (!batchVars.empty() && bHasBatch) {
+    // Each (batch, panel) is a task with its own B.
+    std::vector<Var> innerToOuter = {no};
+    innerToOuter.insert(innerToOuter.end(), batchVars.rbegin(),
+                        batchVars.rend());
+    task = fuseAll(out, innerToOuter, "task");
   }
   out.parallel(task);
 
@@ -318,13 +369,11 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
       .vectorize(n, kVectorLanes)
       .unroll(n);
 
-  prod.compute_at(out, mo)
-      .bound_extent(n, kTileN)
-      .bound_extent(m, kTileM)
+  scheduleTileProd(prod, out, mo, vars)
+      .reorder(n, m, k)
       .vectorize(n, kVectorLanes)
       .unroll(n)
       .unroll(m);
-  prod.update().reorder(n, m, k).vectorize(n, kVectorLanes).unroll(n).unroll(m);
 }
 } // namespace
 
@@ -336,26 +385,13 @@ TiledFuncs defineTiledBf16(const KernelContext &ctx, const TensorInput &a,
                            bool transposeB, int k, bool guardN, bool guardM,
                            const std::vector<Expr> &batchIdx) {
   int rank = static_cast<int>(vars.size());
-  int ra = a.rank();
   Var n = vars[rank - 1], m = vars[rank - 2];
   TiledFuncs t;
   t.transposeB = transposeB;
   t.staticK = k;
   // apack(batch..., m, k) = bf16(A[batch..., m, k]), rows clamped.
-  t.apack = ctx.func("apack");
-  {
-    std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
-    Var kv("kv");
-    std::vector<Expr> aIdx = asExprs(aVars);
-    for (int axis = 0; axis < ra - 2; ++axis)
-      if (a.shape[axis] == 1)
-        aIdx[axis] = 0;
-    aIdx.push_back(guardM ? clamp(Expr(m), 0, a.extent(ra - 2) - 1) : Expr(m));
-    aIdx.push_back(kv);
-    aVars.push_back(m);
-    aVars.push_back(kv);
-    define(t.apack, aVars, cast(BFloat(16), a.at(aIdx)));
-  }
+  t.apack = defineA(ctx, "apack", a, vars, guardM, /*rowsInner=*/false,
+                    BFloat(16));
   // bpack(ko, n, ki) = B[2 ko + ki, n]: pairs of K innermost. Written as a
   // select of two rows so that it vectorizes as two dense row loads and a
   // shuffle (B[2 ko + ki, n] vectorized over ki and n is a gather of 16-bit
@@ -388,20 +424,10 @@ void scheduleTiledBf16(Func out, TiledFuncs &t, const std::vector<Var> &vars,
                        bool longEpilogue) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
-  Var no("no"), mo("mo"), ni("ni"), mi("mi");
-  out.split(n, no, ni, kTileN, tailN)
-      .split(m, mo, mi, kTileM, tailM)
-      .reorder(ni, mi, mo, no)
-      .vectorize(ni, kVectorLanes)
-      .unroll(ni);
-  if (!longEpilogue)
-    out.unroll(mi);
   // One weight for all batches: each panel is packed once.
-  std::vector<VarOrRVar> order = {ni, mi, mo};
-  for (int axis = rank - 3; axis >= 0; --axis)
-    order.push_back(vars[axis]);
-  order.push_back(no);
-  out.reorder(order).parallel(no);
+  auto [no, mo] = tileLoops(out, vars, tailN, tailM, longEpilogue,
+                            /*batchesInPanel=*/true);
+  out.parallel(no);
 
   // A in bf16, once per call, in parallel rows.
   std::vector<Var> aVars = t.apack.args(); // Halide order: k, m, batch...
@@ -422,13 +448,7 @@ void scheduleTiledBf16(Func out, TiledFuncs &t, const std::vector<Var> &vars,
 
   RVar ki = t.k.x, ko = t.k.y;
   Var nv("nv"), nvi("nvi");
-  t.prod.compute_at(out, mo)
-      .bound_extent(n, kTileN)
-      .bound_extent(m, kTileM)
-      .vectorize(n, kVectorLanes)
-      .unroll(n)
-      .unroll(m);
-  t.prod.update()
+  scheduleTileProd(t.prod, out, mo, vars)
       .split(n, nv, nvi, kVectorLanes)
       .reorder(ki, nvi, nv, m, ko)
       .atomic()
@@ -498,24 +518,11 @@ SwappedFuncs defineSwapped(const KernelContext &ctx, const TensorInput &a,
                            const TensorInput &b, const std::vector<Var> &vars,
                            const RDom &k, const std::vector<Expr> &aBatchIdx) {
   int rank = static_cast<int>(vars.size());
-  int ra = a.rank();
   Var n = vars[rank - 1], m = vars[rank - 2];
   SwappedFuncs s;
   // atrans(batch..., k, m) = A[batch..., m, k]: rows of A innermost.
-  s.atrans = ctx.func("atrans");
-  {
-    std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
-    Var kv("kv");
-    std::vector<Expr> aIdx = asExprs(aVars);
-    for (int axis = 0; axis < ra - 2; ++axis)
-      if (a.shape[axis] == 1)
-        aIdx[axis] = 0;
-    aIdx.push_back(m);
-    aIdx.push_back(kv);
-    aVars.push_back(kv);
-    aVars.push_back(m);
-    define(s.atrans, aVars, a.at(aIdx));
-  }
+  s.atrans = defineA(ctx, "atrans", a, vars, /*guardM=*/false,
+                     /*rowsInner=*/true, Float(32));
   s.prod = ctx.func("sprod");
   define(s.prod, vars, 0.0f);
   std::vector<Expr> aIdx = aBatchIdx;
@@ -598,7 +605,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
   std::vector<Var> vars = axisVars(rank);
   Var n = vars[rank - 1], m = vars[rank - 2];
-  int aK = ra - 1, aM = ra - 2;
+  int aK = ra - 1;
   int bK = transposeB ? rb - 1 : rb - 2;
   int bN = transposeB ? rb - 2 : rb - 1;
 
@@ -661,20 +668,8 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
   // apack(batch..., m, k) = A[batch..., m, k] (rows clamped where tiles
   // may pass the last one). Only the GPU schedule stores it.
-  Func apack = ctx.func("apack");
-  {
-    std::vector<Var> aVars(vars.end() - ra, vars.end() - 2);
-    Var kv("kv");
-    std::vector<Expr> aIdx = asExprs(aVars);
-    for (int axis = 0; axis < ra - 2; ++axis)
-      if (a.shape[axis] == 1)
-        aIdx[axis] = 0;
-    aIdx.push_back(guardM ? clamp(Expr(m), 0, a.extent(aM) - 1) : Expr(m));
-    aIdx.push_back(kv);
-    aVars.push_back(m);
-    aVars.push_back(kv);
-    define(apack, aVars, a.at(aIdx));
-  }
+  Func apack = defineA(ctx, "apack", a, vars, guardM, /*rowsInner=*/false,
+                       Float(32));
 
   Func prod = ctx.func("prod");
   {
