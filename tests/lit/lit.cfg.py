@@ -34,6 +34,13 @@ try:
 except OSError:
     pass
 
+# A disassembler (tests/lit/compile/bf16-isa.test reads the kernels' code).
+objdump = shutil.which("llvm-objdump", path=config.llvm_tools_dir) or \
+    shutil.which("llvm-objdump-19")
+if objdump:
+    config.available_features.add("llvm-objdump")
+    config.substitutions.append(("%llvm_objdump", objdump))
+
 # The CUDA toolkit's PTX assembler (tests/lit/cuda: offline checks, no GPU).
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("ptxas")
