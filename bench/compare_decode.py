@@ -381,7 +381,7 @@ def main():
     results["uptime_end"] = uptime()
 
     # Floor: the best single-thread read or read8 figure of this run (the
-    # GEMV reads a weight as 8 streams; see bench/membw.c).
+    # GEMV reads a weight as one stream, once as 8; see bench/membw.c).
     # membw times wall clock: a run the scheduler interrupts reads low, so
     # the best run of the session (before, after each case, after) is taken.
     runs = ([results["membw_before"], results["membw_after"]] +

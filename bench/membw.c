@@ -6,9 +6,10 @@
  * default), each thread working on its own contiguous slice:
  *   read   sum += a[i], one stream
  *   read8  the same sum, the slice cut into 8 parts read side by side (what
- *          the GEMV kernels do with a weight: codegen/MatmulKernel.cpp); in
- *          4 KiB pages one core got ~1.5x more from 8 streams than from 1,
- *          in huge pages (the default here) one stream reads ~1.3x more
+ *          the GEMV kernels did with a weight until they read one stream:
+ *          codegen/MatmulKernel.cpp); in 4 KiB pages one core got ~1.5x more
+ *          from 8 streams than from 1, in huge pages (the default here) one
+ *          stream reads ~1.3x more
  *   copy   c[i] = a[i]
  *   triad  a[i] = b[i] + s * c[i]     (STREAM's triad)
  * Bytes are counted as STREAM does (triad: 3 arrays, no write-allocate
