@@ -34,6 +34,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,32 +54,42 @@ struct DumpOptions {
   bool fusionReport = false;
 };
 
+/// What each --emit value shows: how far the session goes, and for the
+/// kernel stages, which text of each kernel.
+struct EmitStage {
+  const char *name;
+  session::Stage stage;
+  std::optional<session::KernelText> kernel;
+};
+
+const EmitStage kEmitStages[] = {
+    {"ast", session::Stage::Parsed, std::nullopt},
+    {"ir", session::Stage::Elaborated, std::nullopt},
+    {"ir-fused", session::Stage::Optimized, std::nullopt},
+    {"halide", session::Stage::Planned, session::KernelText::Halide},
+    {"stmt", session::Stage::Planned, session::KernelText::Stmt},
+    {"stmt-html", session::Stage::Planned, session::KernelText::StmtHtml},
+    {"c", session::Stage::Planned, session::KernelText::C},
+    {"ptx", session::Stage::Planned, session::KernelText::Ptx},
+};
+
+/// The row of `emit` (one of kEmitStages: the option checks it).
+const EmitStage &emitStage(const std::string &emit) {
+  for (const EmitStage &row : kEmitStages)
+    if (emit == row.name)
+      return row;
+  return kEmitStages[1]; // "ir", the default
+}
+
+std::vector<std::string> emitNames() {
+  std::vector<std::string> names;
+  for (const EmitStage &row : kEmitStages)
+    names.push_back(row.name);
+  return names;
+}
+
 bool isKernelStage(const std::string &emit) {
-  return emit == "halide" || emit == "stmt" || emit == "stmt-html" ||
-         emit == "c" || emit == "ptx";
-}
-
-session::KernelText kernelText(const std::string &emit) {
-  if (emit == "halide")
-    return session::KernelText::Halide;
-  if (emit == "stmt")
-    return session::KernelText::Stmt;
-  if (emit == "stmt-html")
-    return session::KernelText::StmtHtml;
-  if (emit == "ptx")
-    return session::KernelText::Ptx;
-  return session::KernelText::C;
-}
-
-/// How far the session goes for --emit.
-session::Stage stageFor(const std::string &emit) {
-  if (emit == "ast")
-    return session::Stage::Parsed;
-  if (emit == "ir")
-    return session::Stage::Elaborated;
-  if (emit == "ir-fused")
-    return session::Stage::Optimized;
-  return session::Stage::Planned;
+  return emitStage(emit).kernel.has_value();
 }
 
 /// A kernel's --emit=stmt-html (or --emit=ptx -o DIR) file, built in
@@ -122,7 +133,7 @@ int dumpKernels(const DumpOptions &options, const CompiledModel &model,
       options.target == "cuda" || options.emit == "ptx"
           ? session::KernelTarget::Cuda
           : session::KernelTarget::Host;
-  session::KernelText what = kernelText(options.emit);
+  session::KernelText what = *emitStage(options.emit).kernel;
 
   bool html = options.emit == "stmt-html";
   bool ptxFiles = ptxToFolder(options);
@@ -222,7 +233,7 @@ int runDump(const DumpOptions &options) {
   codegen::installProcessSafetyHandlers();
   // ir is what the frontend produced (the passes' lit tests start from it);
   // every later stage is after the pass pipeline, as tfc run compiles it.
-  session::Stage stage = stageFor(options.emit);
+  session::Stage stage = emitStage(options.emit).stage;
   bool optimized = stage >= session::Stage::Optimized;
   FusionReport report;
   session::CompileOptions compile = compileOptions(options.model);
@@ -293,8 +304,7 @@ CommandRunner driver::registerDumpCommand(CLI::App &app) {
                    "c (Halide's C++ output), ptx (the PTX of each kernel's "
                    "GPU loops, CUDA schedules for sm_80; -o DIR writes "
                    "NAME.ptx per kernel)")
-      ->check(CLI::IsMember({"ast", "ir", "ir-fused", "halide", "stmt",
-                             "stmt-html", "c", "ptx"}))
+      ->check(CLI::IsMember(emitNames()))
       ->default_val("ir");
   command->add_option("-o,--output", options->output,
                       "Write to this file instead of stdout (a folder for "
