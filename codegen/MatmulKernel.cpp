@@ -533,10 +533,10 @@ SwappedFuncs defineSwapped(const KernelContext &ctx, const TensorInput &a,
   return s;
 }
 
-/// Schedules the swapped variant on `stage` (`out` itself, or its
-/// specialization for A with enough rows). See the file comment.
-void scheduleSwappedLoops(Stage stage, const std::vector<Var> &vars,
-                          bool longEpilogue) {
+/// Schedules the swapped variant on `stage` (`out` itself, or one of its
+/// specializations). See the file comment. Returns the row-tile var.
+Var scheduleSwappedLoops(Stage stage, const std::vector<Var> &vars,
+                         bool longEpilogue) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   Var no("sno"), ni("sni"), mo("smo"), mi("smi");
@@ -552,14 +552,15 @@ void scheduleSwappedLoops(Stage stage, const std::vector<Var> &vars,
       .parallel(no);
   if (!longEpilogue)
     stage.unroll(ni);
+  return mo;
 }
 
-/// Schedules the swapped variant's producers for the loops above on `out`.
+/// Schedules the swapped variant's producers for the loops above on `out`
+/// (`mo`: their row-tile var).
 void scheduleSwappedFuncs(Func out, SwappedFuncs &s,
-                          const std::vector<Var> &vars, const RDom &k) {
+                          const std::vector<Var> &vars, const RDom &k, Var mo) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
-  Var mo("smo");
   // A^T once per call: small next to B (M x K against N x K).
   std::vector<Var> aVars = s.atrans.args(); // m, k, batch...
   s.atrans.compute_root().vectorize(aVars[0], kVectorLanes,
@@ -700,10 +701,9 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
                     longEpilogue);
   };
   Expr gemmValue = epilogue(call(tiled.prod, asExprs(vars)), vars);
-  // The swapped variant where it applies: when A's rows allow it (a
-  // specialization; the whole kernel when A's rows are static).
-  // Static rows: the whole kernel, specialized for a dense B. Dynamic rows:
-  // one specialization for both (the tiles serve the rest).
+  // The swapped variant where it applies. Static rows (enough of them):
+  // the whole kernel, specialized for a dense B. Dynamic rows: one
+  // specialization on both tests, the tiles serve the rest.
   std::optional<SwappedFuncs> swapped;
   Expr useSwap = Expr(false);
   if (canSwap(ctx, b, transposeB, staticN, staticK)) {
@@ -719,9 +719,9 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
       useSwap = useSwap && denseB;
     gemmValue = always ? swapValue : select(useSwap, swapValue, gemmValue);
     schedule = [&, always, denseB, tiledSchedule = schedule](Func out) {
-      scheduleSwappedFuncs(out, *swapped, vars, k);
-      scheduleSwappedLoops(out.specialize(always ? denseB : useSwap), vars,
-                           longEpilogue);
+      Var mo = scheduleSwappedLoops(out.specialize(always ? denseB : useSwap),
+                                    vars, longEpilogue);
+      scheduleSwappedFuncs(out, *swapped, vars, k, mo);
       if (always)
         scheduleSwappedLoops(out, vars, longEpilogue);
       else
