@@ -27,18 +27,13 @@ const rt::PlanEntry *CompiledModel::entry(const std::string &name) const {
   return plan().findEntry(name);
 }
 
-/// "the model has no entry 'x' (it has: forward, decode)".
-static llvm::Error noEntry(const rt::Plan &plan, const std::string &name) {
-  return llvm::createStringError("the model has no entry '" + name +
-                                 "' (it has: " + session::entryNames(plan) +
-                                 ")");
-}
-
 llvm::Expected<const rt::PlanEntry *>
 CompiledModel::requireEntry(const std::string &name) const {
   if (const rt::PlanEntry *found = entry(name))
     return found;
-  return noEntry(plan(), name);
+  return llvm::createStringError("the model has no entry '" + name +
+                                 "' (it has: " + session::entryNames(plan()) +
+                                 ")");
 }
 
 std::string session::entryNames(const rt::Plan &plan) {
@@ -95,8 +90,9 @@ llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   if (!model)
     return model.takeError();
   for (const std::string &name : options.entries)
-    if (!model->plan().findEntry(name))
-      return noEntry(model->plan(), name);
+    if (llvm::Expected<const rt::PlanEntry *> found = model->requireEntry(name);
+        !found)
+      return found.takeError();
   return model;
 }
 

@@ -565,13 +565,9 @@ std::optional<Bench> prepare(const BenchOptions &options) {
   if (!model)
     return std::nullopt;
   bench.model = std::move(*model);
-  llvm::Expected<const rt::PlanEntry *> entry =
-      bench.model.requireEntry(options.entry);
-  if (!entry) {
-    reportError(entry.takeError());
+  bench.entry = reportedEntry(bench.model.requireEntry(options.entry));
+  if (!bench.entry)
     return std::nullopt;
-  }
-  bench.entry = *entry;
   compile.entries = {bench.entry->name};
   if (!buildKernels(bench.model, compile))
     return std::nullopt;

@@ -98,13 +98,10 @@ int runCheck(const CheckOptions &options) {
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
-  llvm::Expected<const rt::PlanEntry *> found =
-      model->requireEntry(options.entry);
-  if (!found) {
-    reportError(found.takeError());
+  const rt::PlanEntry *entry =
+      reportedEntry(model->requireEntry(options.entry));
+  if (!entry)
     return 1;
-  }
-  const rt::PlanEntry *entry = *found;
   compile.entries = {entry->name};
   if (!buildKernels(*model, compile))
     return 1;

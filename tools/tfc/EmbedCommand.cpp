@@ -220,13 +220,10 @@ int runEmbed(const EmbedOptions &options) {
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
-  llvm::Expected<const rt::PlanEntry *> found =
-      chooseEntry(*model, options.entry);
-  if (!found) {
-    reportError(found.takeError());
+  const rt::PlanEntry *entry =
+      reportedEntry(chooseEntry(*model, options.entry));
+  if (!entry)
     return 1;
-  }
-  const rt::PlanEntry *entry = *found;
   size_t count = texts->size(), step = static_cast<size_t>(options.batchSize);
   std::vector<std::vector<rt::Tensor>> batches;
   for (size_t begin = 0; begin < count; begin += step) {

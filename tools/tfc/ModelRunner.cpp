@@ -79,6 +79,14 @@ driver::planModel(const session::CompileOptions &options) {
   return printed(session::plan(options));
 }
 
+const rt::PlanEntry *
+driver::reportedEntry(llvm::Expected<const rt::PlanEntry *> found) {
+  if (found)
+    return *found;
+  reportError(found.takeError());
+  return nullptr;
+}
+
 bool driver::buildKernels(CompiledModel &model,
                           const session::CompileOptions &options) {
   session::CompileOptions withProgress = options;

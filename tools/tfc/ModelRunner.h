@@ -53,6 +53,11 @@ std::optional<CompiledModel> openToStage(const session::CompileOptions &options,
 /// warnings, nullopt on failure.
 std::optional<CompiledModel> planModel(const session::CompileOptions &options);
 
+/// The entry `found` holds, or null with its error printed (for
+/// CompiledModel::requireEntry: "the model has no entry ...").
+const rt::PlanEntry *
+reportedEntry(llvm::Expected<const rt::PlanEntry *> found);
+
 /// Compiles the kernels `options.entries` need, drawing progress on a
 /// terminal; prints errors.
 bool buildKernels(CompiledModel &model,

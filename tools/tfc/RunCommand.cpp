@@ -79,13 +79,10 @@ int runRun(const RunOptions &options) {
   std::optional<CompiledModel> model = planModel(compile);
   if (!model)
     return 1;
-  llvm::Expected<const rt::PlanEntry *> found =
-      model->requireEntry(options.entry);
-  if (!found) {
-    reportError(found.takeError());
+  const rt::PlanEntry *entry =
+      reportedEntry(model->requireEntry(options.entry));
+  if (!entry)
     return 1;
-  }
-  const rt::PlanEntry *entry = *found;
   rt::Expected<std::vector<rt::Tensor>> inputs =
       buildInputs(*entry, options.inputs);
   if (!inputs) {
