@@ -129,8 +129,12 @@ def torch_model(torch, name, case, weights):
         inner = GPT2LMHeadModel(GPT2Config()).eval()
         inner.transformer.load_state_dict(state, strict=True)
         inner.tie_weights()
+        # An explicit all-ones mask: without one, transformers 5.x looks for
+        # packed sequences in the position ids with torch.diff, which the
+        # TorchScript ONNX exporter cannot export (aten::diff).
         call = lambda m, ids: (  # noqa: E731
-            m(input_ids=ids, use_cache=False, return_dict=False)[0],)
+            m(input_ids=ids, attention_mask=torch.ones_like(ids),
+              use_cache=False, return_dict=False)[0],)
         outputs = ["logits"]
     else:
         inner, _ = build_transformer(torch, case["batch"], case["seq"])
