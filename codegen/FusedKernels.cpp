@@ -36,8 +36,9 @@
 //
 // Decode variant (CPU, one query row, D a multiple of 16: a decode step):
 // the blocks above would compute kQueryBlock rows for one and transpose all
-// of K per (batch, head). With Sq = 1 (Func::specialize on it when Sq is
-// dynamic, so one kernel serves prefill and decode) each task computes
+// of K per (batch, head). With Sq = 1 (static: a kernel of its own, which
+// the planner adds beside the general kernel of a decode step whose Sq is
+// dynamic, and the executor calls when Sq is 1) each task computes
 // exactly one row and reads K as stored, with no transpose: per block of 16
 // keys, 16 dot products along D in 16 lanes each (16 independent FMA
 // chains), one key's row after another (K read in address order, one
@@ -619,8 +620,8 @@ void defineDecodeAttention(const KernelContext &ctx, const AttentionOperands &o,
   f.value = select(l > 0.0f, f.pv(e, h, b) / l, 0.0f);
 }
 
-/// Schedules the decode variant on `stage` (`out` itself, or its
-/// specialization for one query row): (batch, head) tasks; per task the
+/// Schedules the decode variant on `stage` (`out` itself: the one-row
+/// kernel): (batch, head) tasks; per task the
 /// scores in blocks of kDecodeKeys keys (the block's partial dot products
 /// in registers, then their lane sums as vectors over the keys), the
 /// statistics and weights as vectors, and P V with the Dv channels in
@@ -684,26 +685,22 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
   defineAttentionScores(ctx, *operands, shape, vars, funcs);
   defineOnlineSoftmax(ctx, *operands, shape, vars, funcs);
   const Var &e = vars.e, &i = vars.i, &h = vars.h, &b = vars.b;
-  // The decode variant: CPU, D a multiple of 16, one query row (tested at
-  // run time when Sq is dynamic, so one kernel serves prefill and decode).
-  Expr oneRow = shape.staticD && *shape.staticD % kVectorLanes == 0
-                    ? Internal::simplify(shape.Sq <= 1)
-                    : Expr(false);
-  if (ctx.gpu() || Internal::is_const_zero(oneRow)) {
-    funcs.out(e, i, h, b) = funcs.value;
-  } else {
+  // The decode variant: CPU, D a multiple of 16, one query row known at
+  // compile time. A dynamic Sq gets the general kernel only: the planner
+  // adds a one-row kernel beside it (compiled separately, from the op with
+  // Sq = 1) where a step needs one (plan/PlanBuilder.cpp, PlanStep::variant).
+  bool oneRow = !ctx.gpu() && shape.staticD &&
+                *shape.staticD % kVectorLanes == 0 &&
+                Internal::is_const_one(Internal::simplify(shape.Sq == 1));
+  if (oneRow) {
     bool vecE = !shape.staticDv || *shape.staticDv >= kVectorLanes;
     DecodeFuncs dec(ctx);
     defineDecodeAttention(ctx, *operands, shape, vars, dec);
-    if (Internal::is_const_one(oneRow)) {
-      funcs.out(e, i, h, b) = dec.value;
-      scheduleDecodeAttention(funcs.out, funcs.out, dec, vars, shape, vecE);
-      return funcs.out;
-    }
-    funcs.out(e, i, h, b) = select(oneRow, dec.value, funcs.value);
-    Stage special = funcs.out.specialize(oneRow);
-    scheduleDecodeAttention(funcs.out, special, dec, vars, shape, vecE);
+    funcs.out(e, i, h, b) = dec.value;
+    scheduleDecodeAttention(funcs.out, funcs.out, dec, vars, shape, vecE);
+    return funcs.out;
   }
+  funcs.out(e, i, h, b) = funcs.value;
   if (ctx.gpu())
     gpu::scheduleAttention({funcs.kin, funcs.kt, funcs.sacc, funcs.raw,
                             funcs.bmax, funcs.p, funcs.bsum, funcs.pv,

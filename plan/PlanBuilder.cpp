@@ -34,6 +34,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -139,7 +142,78 @@ struct ModuleState {
   llvm::DenseMap<Attribute, int32_t> constantByAttr;
   llvm::StringMap<int64_t> bounds;
   KernelSignatureFn signature;
+  /// The one-query-row kernel of each general attention kernel that has
+  /// one, and the module that holds the ops they are compiled from.
+  llvm::DenseMap<int32_t, int32_t> oneRowOf;
+  OwningOpRef<ModuleOp> variantOps;
+
+  /// The index of `op`'s kernel, created on first use of its signature.
+  int32_t kernelOf(Operation *op,
+                   mlir::tfc::KernelFamilyOpInterface family);
+  /// A copy of fused attention `op`, in `variantOps`, whose query and
+  /// result types have one row (Sq = 1).
+  Operation *oneRowCopy(mlir::tfc::FusedAttentionOp op);
 };
+
+/// "k12_matmul": a C identifier from the kernel index and the op name.
+static std::string kernelName(size_t index, llvm::StringRef opName) {
+  opName.consume_front("tfc.");
+  std::string name = "k" + std::to_string(index) + "_";
+  for (char c : opName)
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+
+int32_t ModuleState::kernelOf(Operation *op,
+                              mlir::tfc::KernelFamilyOpInterface family) {
+  std::string key = signature(op);
+  auto [it, inserted] = kernelBySignature.try_emplace(
+      key, static_cast<int32_t>(plan.kernels.size()));
+  if (inserted) {
+    rt::PlanKernel kernel;
+    kernel.name = kernelName(plan.kernels.size(), op->getName().getStringRef());
+    kernel.op = op->getName().getStringRef().str();
+    kernel.family = family.getKernelFamily();
+    kernel.signature = std::move(key);
+    kernel.numInputs = static_cast<int32_t>(op->getNumOperands());
+    kernel.numOutputs = static_cast<int32_t>(op->getNumResults());
+    plan.kernels.push_back(std::move(kernel));
+    kernelOps.push_back(op);
+  }
+  return it->second;
+}
+
+/// The query-row axis of fused attention's q and result ([B, H, Sq, D]).
+constexpr int kQueryRowAxis = 2;
+
+Operation *ModuleState::oneRowCopy(mlir::tfc::FusedAttentionOp op) {
+  MLIRContext *ctx = op->getContext();
+  if (!variantOps)
+    variantOps = ModuleOp::create(UnknownLoc::get(ctx));
+  auto oneRow = [](Type type) -> Type {
+    auto ranked = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(ranked.getShape());
+    shape[kQueryRowAxis] = 1;
+    return ranked.clone(shape);
+  };
+  SmallVector<Type> operandTypes(op->getOperandTypes());
+  operandTypes[0] = oneRow(operandTypes[0]);
+  Type resultType = oneRow(op->getResult(0).getType());
+  // A function whose arguments stand for the operands: never run or
+  // verified, only read by the code generator.
+  OpBuilder builder = OpBuilder::atBlockEnd(variantOps->getBody());
+  auto fn = builder.create<func::FuncOp>(
+      op->getLoc(), "one_row_" + std::to_string(oneRowOf.size()),
+      builder.getFunctionType(operandTypes, {resultType}));
+  Block *body = fn.addEntryBlock();
+  IRMapping operands;
+  operands.map(op->getOperands(), body->getArguments());
+  builder.setInsertionPointToEnd(body);
+  Operation *copy = builder.clone(*op, operands);
+  copy->getResult(0).setType(resultType);
+  return copy;
+}
 
 class EntryBuilder {
 public:
@@ -185,6 +259,7 @@ private:
   llvm::Error addConstant(Operation *op);
   llvm::Error addStep(Operation *op);
   llvm::Error addCacheStep(Operation *op);
+  void addOneRowVariant(mlir::tfc::FusedAttentionOp op, rt::PlanStep &step);
   llvm::Error addReturn(func::ReturnOp ret);
   void computeReleases();
 
@@ -586,15 +661,6 @@ llvm::Error EntryBuilder::addGatherChecks(mlir::tfc::GatherOp gather,
 // Steps
 //===----------------------------------------------------------------------===//
 
-/// "k12_matmul": a C identifier from the kernel index and the op name.
-static std::string kernelName(size_t index, llvm::StringRef opName) {
-  opName.consume_front("tfc.");
-  std::string name = "k" + std::to_string(index) + "_";
-  for (char c : opName)
-    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name;
-}
-
 llvm::Error EntryBuilder::addStep(Operation *op) {
   for (Value v : op->getOperands())
     if (!ids.count(v))
@@ -652,25 +718,33 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   auto family = dyn_cast<mlir::tfc::KernelFamilyOpInterface>(op);
   if (!family || family.getKernelFamily() == rt::KernelFamily::None)
     return llvm::createStringError(opWhere(op) + ": the op has no kernel");
-  std::string signature = module.signature(op);
-  auto [it, inserted] = module.kernelBySignature.try_emplace(
-      signature, static_cast<int32_t>(module.plan.kernels.size()));
-  if (inserted) {
-    rt::PlanKernel kernel;
-    kernel.name =
-        kernelName(module.plan.kernels.size(), op->getName().getStringRef());
-    kernel.op = op->getName().getStringRef().str();
-    kernel.family = family.getKernelFamily();
-    kernel.signature = signature;
-    kernel.numInputs = static_cast<int32_t>(op->getNumOperands());
-    kernel.numOutputs = static_cast<int32_t>(op->getNumResults());
-    module.plan.kernels.push_back(std::move(kernel));
-    module.kernelOps.push_back(op);
-  }
-  step.kernel = it->second;
+  step.kernel = module.kernelOf(op, family);
+  if (auto attention = dyn_cast<mlir::tfc::FusedAttentionOp>(op))
+    addOneRowVariant(attention, step);
   step.location = locationString(op->getLoc());
   entry.steps.push_back(std::move(step));
   return llvm::Error::success();
+}
+
+/// Fused attention in a decode step (a dynamic Sq, keys that are not just
+/// the queries: Sk = past + seq) gets a second kernel for one query row,
+/// compiled from a copy of the op with Sq = 1 in its types (the code
+/// generator's one-row variant, codegen/FusedKernels.cpp); the executor
+/// calls it when the step's Sq is 1. Where Sk is Sq (prefill, forward),
+/// Sq = 1 means a single key and the general kernel serves: the entry
+/// compiles no one-row kernel.
+void EntryBuilder::addOneRowVariant(mlir::tfc::FusedAttentionOp op,
+                                    rt::PlanStep &step) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  if (q.getRank() != 4 || !q.isDynamicDim(kQueryRowAxis) ||
+      shapeOf(op.getQ())[kQueryRowAxis] == shapeOf(op.getK())[kQueryRowAxis])
+    return;
+  auto [it, inserted] = module.oneRowOf.try_emplace(step.kernel, -1);
+  if (inserted)
+    it->second = module.kernelOf(
+        module.oneRowCopy(op),
+        cast<mlir::tfc::KernelFamilyOpInterface>(op.getOperation()));
+  step.variant = {it->second, /*input=*/0, kQueryRowAxis, /*extent=*/1};
 }
 
 /// tfc.kv_append / tfc.kv_stack (ir/TfcCacheOps.td): steps without a kernel
@@ -889,6 +963,7 @@ llvm::Expected<BuiltPlan> buildPlan(ModuleOp module,
   BuiltPlan built;
   built.plan = std::move(state.plan);
   built.kernelOps = std::move(state.kernelOps);
+  built.variantOps = std::move(state.variantOps);
   return built;
 }
 

@@ -25,6 +25,7 @@
 #include "runtime/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
@@ -36,10 +37,13 @@ namespace tfc {
 /// A Plan and, for each of its kernels, one op it was built from: the caller
 /// compiles kernel i from kernelOps[i] (every op with the same signature
 /// computes the same function of its buffers). The ops belong to the module
-/// given to buildPlan and live as long as it does.
+/// given to buildPlan and live as long as it does, but for the copies that
+/// one-query-row kernels are compiled from (PlanStep::variant), which
+/// belong to `variantOps`.
 struct BuiltPlan {
   rt::Plan plan;
   std::vector<mlir::Operation *> kernelOps;
+  mlir::OwningOpRef<mlir::ModuleOp> variantOps;
 };
 
 /// Identifies the kernel an op needs: two ops with equal signatures share one

@@ -277,12 +277,15 @@ Expected<Executor> Executor::create(const Plan &plan,
   bool anyRunnable = plan.entries.empty();
   for (const PlanEntry &entry : plan.entries) {
     bool runnable = true;
+    auto present = [&](int32_t k) {
+      return k >= 0 && static_cast<size_t>(k) < kernels.size() &&
+             kernels[static_cast<size_t>(k)];
+    };
     for (const PlanStep &step : entry.steps)
       runnable = runnable && (step.op != PlanStep::Op::Kernel ||
-                              (step.kernel >= 0 &&
-                               static_cast<size_t>(step.kernel) <
-                                   kernels.size() &&
-                               kernels[static_cast<size_t>(step.kernel)]));
+                              (present(step.kernel) &&
+                               (step.variant.kernel < 0 ||
+                                present(step.variant.kernel))));
     impl->runnable.push_back(runnable);
     anyRunnable = anyRunnable || runnable;
   }
@@ -381,7 +384,8 @@ Status Executor::Impl::runPrologue() {
     }
     for (size_t si = 0; si < entry.steps.size(); ++si) {
       const PlanStep &step = entry.steps[si];
-      bool hoist = !step.outputs.empty();
+      // A step with a size variant picks its kernel from run-time shapes.
+      bool hoist = !step.outputs.empty() && step.variant.kernel < 0;
       std::string key = "k" + std::to_string(step.kernel) + "(";
       for (int32_t in : step.inputs) {
         const std::string &k = weightKey[static_cast<size_t>(in)];
@@ -1184,8 +1188,10 @@ Status Executor::Run::runStep(size_t stepIndex) {
     releaseAfter(step);
     return Status::success();
   }
-  const PlanKernel &kernel =
-      impl.plan.kernels[static_cast<size_t>(step.kernel)];
+  int32_t kernelIndex = step.kernelFor([&](size_t input) -> const Shape & {
+    return shapes[static_cast<size_t>(step.inputs[input])];
+  });
+  const PlanKernel &kernel = impl.plan.kernels[static_cast<size_t>(kernelIndex)];
   auto stepError = [&](const std::string &msg) {
     std::string where = step.location.empty() ? "" : step.location + ": ";
     return Status::error(where + "entry '" + entry.name + "': kernel '" +
@@ -1207,7 +1213,7 @@ Status Executor::Run::runStep(size_t stepIndex) {
     args.push_back(state.buffers[static_cast<size_t>(in)]);
   for (int32_t out : step.outputs)
     args.push_back(state.buffers[static_cast<size_t>(out)]);
-  int rc = impl.kernels[static_cast<size_t>(step.kernel)](args.data());
+  int rc = impl.kernels[static_cast<size_t>(kernelIndex)](args.data());
   if (rc != 0) {
     std::string why;
     if (impl.options.kernelErrorMessage)

@@ -254,6 +254,31 @@ private:
     return Status::success();
   }
 
+  /// A size variant names a kernel of the same arity and an axis of one of
+  /// the step's inputs (validId has checked the ids).
+  Status verifyVariant(const PlanStep &step, const std::string &where) const {
+    const PlanStep::SizeVariant &v = step.variant;
+    if (v.kernel == -1)
+      return Status::success();
+    if (step.op != PlanStep::Op::Kernel)
+      return Status::error(where + ": a cache step has no kernel variant");
+    if (v.kernel < 0 || static_cast<size_t>(v.kernel) >= plan.kernels.size())
+      return Status::error(where + ": variant kernel " +
+                           std::to_string(v.kernel) + " is out of range");
+    TFC_RT_RETURN_IF_ERROR(verifyKernelArity(
+        plan.kernels[static_cast<size_t>(v.kernel)], step, where));
+    if (v.input < 0 || static_cast<size_t>(v.input) >= step.inputs.size() ||
+        v.extent < 0)
+      return Status::error(where + ": variant reads input " +
+                           std::to_string(v.input) + ", which it does not have");
+    const PlanValue &in =
+        entry.values[static_cast<size_t>(step.inputs[static_cast<size_t>(v.input)])];
+    if (v.axis < 0 || static_cast<size_t>(v.axis) >= in.shape.size())
+      return Status::error(where + ": variant axis " + std::to_string(v.axis) +
+                           " is out of range");
+    return Status::success();
+  }
+
   Status verifyKernelArity(const PlanKernel &k, const PlanStep &step,
                            const std::string &where) const {
     if (step.inputs.size() == static_cast<size_t>(k.numInputs) &&
@@ -413,6 +438,7 @@ private:
         if (!validId(id) || !defined[static_cast<size_t>(id)])
           return Status::error(where + ": reads value " + std::to_string(id) +
                                ", which is not defined there");
+      TFC_RT_RETURN_IF_ERROR(verifyVariant(step, where));
       for (int32_t id : step.outputs) {
         if (!validId(id) ||
             entry.values[static_cast<size_t>(id)].kind != PlanValue::Kind::Temp)
@@ -680,15 +706,23 @@ Expected<std::string> serializePlan(const Plan &plan) {
           {{"dim", dimToJson(c.dim)}, {"min", c.min}, {"what", c.what}});
     entry["dim_checks"] = std::move(dimChecks);
     json steps = json::array();
-    for (const PlanStep &s : e.steps)
-      steps.push_back({{"kernel", s.kernel},
-                       {"op", static_cast<int>(s.op)},
-                       {"cache", s.cache},
-                       {"layer", s.layer},
-                       {"inputs", idsToJson(s.inputs)},
-                       {"outputs", idsToJson(s.outputs)},
-                       {"release", idsToJson(s.release)},
-                       {"location", s.location}});
+    for (const PlanStep &s : e.steps) {
+      json step = {{"kernel", s.kernel},
+                   {"op", static_cast<int>(s.op)},
+                   {"cache", s.cache},
+                   {"layer", s.layer},
+                   {"inputs", idsToJson(s.inputs)},
+                   {"outputs", idsToJson(s.outputs)},
+                   {"release", idsToJson(s.release)},
+                   {"location", s.location}};
+      // Only where there is one: plans without variants read as before.
+      if (s.variant.kernel != -1)
+        step["variant"] = {{"kernel", s.variant.kernel},
+                           {"input", s.variant.input},
+                           {"axis", s.variant.axis},
+                           {"extent", s.variant.extent}};
+      steps.push_back(std::move(step));
+    }
     entry["steps"] = std::move(steps);
     json caches = json::array();
     for (const PlanCache &c : e.caches)
@@ -985,6 +1019,15 @@ static bool readEntry(Reader &r, const json &e, const std::string &path,
         !r.readIds(s, p, "release", step.release) ||
         !r.readString(s, p, "location", step.location))
       return false;
+    const json *variant = s.contains("variant") ? &s["variant"] : nullptr;
+    std::string pv = p + ".variant";
+    if (variant &&
+        (!variant->is_object() ||
+         !r.readI32(*variant, pv, "kernel", step.variant.kernel) ||
+        !r.readI32(*variant, pv, "input", step.variant.input) ||
+        !r.readI32(*variant, pv, "axis", step.variant.axis) ||
+         !r.readInt(*variant, pv, "extent", step.variant.extent)))
+      return r.fail(pv, "expected {kernel, input, axis, extent}");
     if (op < 0 || op > static_cast<int32_t>(PlanStep::Op::CacheStack))
       return r.fail(p + ".op", "unknown step op " + std::to_string(op));
     step.op = static_cast<PlanStep::Op>(op);

@@ -79,6 +79,30 @@ struct PlanStep {
   /// the layer (the index on the cache's axis 0).
   int32_t cache = -1;
   int32_t layer = 0;
+  /// A second kernel for one size of the step (Kernel steps): when axis
+  /// `axis` of input `input` (a position in `inputs`) has extent `extent`,
+  /// the step calls Plan::kernels[kernel] instead of
+  /// Plan::kernels[PlanStep::kernel]. Fused attention in a decode step: its
+  /// one-query-row kernel for Sq = 1, the general one otherwise
+  /// (plan/PlanBuilder.cpp). kernel -1: none.
+  struct SizeVariant {
+    int32_t kernel = -1;
+    int32_t input = 0;
+    int32_t axis = 0;
+    int64_t extent = 1;
+  };
+  SizeVariant variant;
+  /// The kernel to call for inputs of these shapes (`inputShape(i)` the
+  /// extents of input position i).
+  template <typename ShapeOf>
+  int32_t kernelFor(const ShapeOf &inputShape) const {
+    if (variant.kernel < 0)
+      return kernel;
+    const auto &shape = inputShape(static_cast<size_t>(variant.input));
+    return shape[static_cast<size_t>(variant.axis)] == variant.extent
+               ? variant.kernel
+               : kernel;
+  }
 };
 
 /// Integer inputs used as indices (token ids into an embedding table) must

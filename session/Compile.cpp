@@ -107,10 +107,13 @@ static std::vector<size_t> kernelsOf(const rt::Plan &plan,
       wanted = wanted || name == entry.name;
     if (!wanted)
       continue;
-    for (const rt::PlanStep &step : entry.steps)
-      if (step.op == rt::PlanStep::Op::Kernel &&
-          seen.insert(static_cast<size_t>(step.kernel)).second)
-        order.push_back(static_cast<size_t>(step.kernel));
+    for (const rt::PlanStep &step : entry.steps) {
+      if (step.op != rt::PlanStep::Op::Kernel)
+        continue;
+      for (int32_t kernel : {step.kernel, step.variant.kernel})
+        if (kernel >= 0 && seen.insert(static_cast<size_t>(kernel)).second)
+          order.push_back(static_cast<size_t>(kernel));
+    }
   }
   return order;
 }

@@ -157,7 +157,9 @@ int dumpKernels(const DumpOptions &options, const CompiledModel &model,
   for (const rt::PlanEntry &entry : plan.entries)
     for (const rt::PlanStep &step : entry.steps)
       if (step.op == rt::PlanStep::Op::Kernel)
-        ++uses[static_cast<size_t>(step.kernel)][entry.name];
+        for (int32_t kernel : {step.kernel, step.variant.kernel})
+          if (kernel >= 0) // the variant runs instead for its size
+            ++uses[static_cast<size_t>(kernel)][entry.name];
 
   std::vector<KernelFile> pages;
   bool found = options.kernel.empty();

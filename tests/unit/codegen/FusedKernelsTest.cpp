@@ -431,9 +431,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Small head dims (not a multiple of the vector width).
         AttentionCase{"TinyHeads", 3, 2, 7, 11, 4, 5, false, false,
                       {3, 1, 1, 11}, {}},
-        // One query row (a decode step): the decode variant, dot products
-        // along D and one softmax over all keys (FusedKernels.cpp); chosen
-        // at run time when Sq is dynamic, at compile time when static.
+        // One query row (a decode step): with Sq static (1) the one-row
+        // kernel, dot products along D and one softmax over all keys
+        // (FusedKernels.cpp; the planner compiles it from a copy of the op
+        // with Sq = 1); with Sq dynamic the general kernel computes the row.
         AttentionCase{"DecodeLongCache", 2, 3, 1, 1001, 64, 64, true, true,
                       {}, {}},
         AttentionCase{"DecodeOddDv", 1, 2, 1, 19, 16, 20, false, true, {},

@@ -249,6 +249,75 @@ TEST_F(PlanBuilderTest, OtherModelsPlanAndRoundTrip) {
   }
 }
 
+// Fused attention whose keys are more than its queries (a decode step:
+// Sk = past + seq) gets a one-query-row kernel beside the general one,
+// chosen at run time when seq = 1 (PlanStep::variant); where Sk is Sq
+// (prefill) there is none. Layers share both kernels; entries share the
+// general one.
+TEST_F(PlanBuilderTest, DecodeAttentionGetsAOneRowKernel) {
+  auto module = parse(R"mlir(
+    module {
+      func.func @prefill(%q: tensor<?x2x?x16xf32> {tfc.name = "q", tfc.dims = ["batch", "2", "seq", "16"]},
+                         %k: tensor<?x2x?x16xf32> {tfc.name = "k", tfc.dims = ["batch", "2", "seq", "16"]})
+          -> (tensor<?x2x?x16xf32> {tfc.name = "y"}) {
+        %y = tfc.fused_attention %q, %k, %k {scale = 0.25 : f64, causal = true} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+        return %y : tensor<?x2x?x16xf32>
+      }
+      func.func @decode(%q: tensor<?x2x?x16xf32> {tfc.name = "q", tfc.dims = ["batch", "2", "seq", "16"]},
+                        %past: tensor<?x2x?x16xf32> {tfc.name = "past", tfc.dims = ["batch", "2", "past", "16"]})
+          -> (tensor<?x2x?x16xf32> {tfc.name = "y"}) {
+        %k = tfc.concat %past, %q {axis = 2 : i64} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+        %y = tfc.fused_attention %q, %k, %k {scale = 0.25 : f64, causal = true} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+        %z = tfc.fused_attention %y, %k, %k {scale = 0.25 : f64, causal = true} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+        return %z : tensor<?x2x?x16xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(module);
+  BuiltPlan built = build(*module);
+  const rt::Plan &plan = built.plan;
+  ASSERT_EQ(plan.kernels.size(), 3u); // attention, concat, one-row attention
+  ASSERT_EQ(built.kernelOps.size(), 3u);
+  const PlanEntry &prefill = entry(built, "prefill");
+  ASSERT_EQ(prefill.steps.size(), 1u);
+  EXPECT_EQ(prefill.steps[0].variant.kernel, -1);
+  int32_t general = prefill.steps[0].kernel;
+
+  const PlanEntry &decode = entry(built, "decode");
+  ASSERT_EQ(decode.steps.size(), 3u);
+  int32_t oneRow = decode.steps[1].variant.kernel;
+  for (size_t s : {1u, 2u}) {
+    const rt::PlanStep &step = decode.steps[s];
+    EXPECT_EQ(step.kernel, general);
+    EXPECT_EQ(step.variant.kernel, oneRow);
+    EXPECT_EQ(step.variant.input, 0); // q
+    EXPECT_EQ(step.variant.axis, 2);  // its rows
+    EXPECT_EQ(step.variant.extent, 1);
+  }
+  ASSERT_GE(oneRow, 0);
+  ASSERT_NE(oneRow, general);
+  // Compiled from a copy of the op with one query row in its types.
+  EXPECT_CONTAINS(plan.kernels[static_cast<size_t>(oneRow)].signature,
+                  "scale = 2.500000e-01 : f64}(tensor<?x2x1x16xf32>, "
+                  "tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> "
+                  "tensor<?x2x1x16xf32>");
+  EXPECT_EQ(kernelSignature(built.kernelOps[static_cast<size_t>(oneRow)]),
+            plan.kernels[static_cast<size_t>(oneRow)].signature);
+  EXPECT_EQ(plan.kernels[static_cast<size_t>(oneRow)].op,
+            "tfc.fused_attention");
+  EXPECT_NE(plan.kernels[static_cast<size_t>(oneRow)].name,
+            plan.kernels[static_cast<size_t>(general)].name);
+
+  // The variants survive the plan's JSON form.
+  rt::Expected<std::string> json = rt::serializePlan(plan);
+  ASSERT_TRUE(json.ok()) << json.message();
+  rt::Expected<rt::Plan> back = rt::deserializePlan(*json);
+  ASSERT_TRUE(back.ok()) << back.message();
+  const rt::PlanStep &read = back->findEntry("decode")->steps[2];
+  EXPECT_EQ(read.variant.kernel, oneRow);
+  EXPECT_EQ(read.variant.axis, 2);
+  EXPECT_EQ(back->findEntry("prefill")->steps[0].variant.kernel, -1);
+}
+
 // Planning only reads the module: what --emit=ir-fused prints is what is
 // compiled. bert-tiny has transpose_b products on nn.Linear weights, which
 // planning once rewrote (now the weight-layout pass does, before).

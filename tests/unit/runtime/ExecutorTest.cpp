@@ -72,6 +72,58 @@ TEST(ExecutorTest, SymbolicSumsAndDimChecks) {
             "past + seq >= 1, got 0");
 }
 
+/// k1_mul's stand-in for one row: the product, negated (a kernel that
+/// computes something else, so the test sees which one ran).
+int fakeMulOneRow(void **args) {
+  if (int rc = fakeMul(args))
+    return rc;
+  halide_buffer_t *out = static_cast<halide_buffer_t *>(args[2]);
+  if (out->dim[1].extent != 1)
+    return -3; // compiled for seq = 1 only
+  for (int64_t i = 0; i < out->dim[0].extent * out->dim[2].extent; ++i)
+    reinterpret_cast<float *>(out->host)[i] *= -1.0f;
+  return 0;
+}
+
+TEST(ExecutorTest, SizeVariantRunsForItsSize) {
+  // forward's k1_mul gets a variant for seq (axis 1 of its input 0) = 1.
+  Plan plan = makeToyPlan();
+  plan.kernels.push_back({"k5_mul_one_row", "tfc.mul",
+                          KernelFamily::Elementwise,
+                          "tfc.mul (tensor<?x1x4xf32>, tensor<f32>)", 2, 1});
+  PlanStep &mul = plan.entries[0].steps[1];
+  ASSERT_EQ(mul.kernel, 1);
+  mul.variant = {5, 0, 1, 1};
+  ASSERT_TRUE(verifyPlan(plan).ok()) << verifyPlan(plan).message();
+  std::vector<KernelFn> kernels = toyKernels();
+  kernels.push_back(fakeMulOneRow);
+  Executor e = makeExecutor(plan, kernels);
+
+  Tensor mask1 = boolTensor({1, 1}, {1});
+  Expected<std::vector<Tensor>> one =
+      e.run("forward", {*Tensor::fromI32({1, 1}, {3}), mask1});
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_EQ((*one)[0].dataAs<float>()[1], -6.5f); // -(2 * 3.25)
+  Tensor mask2 = boolTensor({1, 2}, {1, 1});
+  Expected<std::vector<Tensor>> two =
+      e.run("forward", {*Tensor::fromI32({1, 2}, {3, 4}), mask2});
+  ASSERT_TRUE(two.ok()) << two.message();
+  EXPECT_EQ((*two)[0].dataAs<float>()[1], 6.5f);
+  EXPECT_EQ((*two)[0].dataAs<float>()[4], 8.0f);
+
+  // The entry needs both kernels; a variant out of range does not verify.
+  kernels[5] = nullptr;
+  Expected<Executor> missing = Executor::create(plan, kernels, toyWeights());
+  ASSERT_TRUE(missing.ok()) << missing.message(); // "extend" can still run
+  EXPECT_CONTAINS(runError(*missing, "forward",
+                           {*Tensor::fromI32({1, 1}, {3}), mask1}),
+                  "forward");
+  mul.variant.axis = 3;
+  EXPECT_CONTAINS(verifyPlan(plan).message(), "variant axis 3");
+  mul.variant = {6, 0, 1, 1};
+  EXPECT_CONTAINS(verifyPlan(plan).message(), "variant kernel 6");
+}
+
 TEST(ExecutorTest, ConvertsCompatibleInputTypes) {
   Executor e = makeExecutor();
   Tensor ids64 = *Tensor::fromI64({1, 2}, {3, 4});
