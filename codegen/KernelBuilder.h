@@ -82,6 +82,11 @@ struct Kernel {
 /// and tfc.constant, which are values the runtime provides).
 bool hasKernel(mlir::Operation *op);
 
+/// About how long `op`'s kernel takes to compile, in milliseconds of one
+/// core (GPT-2 small's kernels, measured; by op, not by size): the parallel
+/// compiles start the longest first so that the threads finish together.
+unsigned compileCostHint(mlir::Operation *op);
+
 /// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,
 /// or a GPU one if the target has a GPU feature such as CUDA). `name` is the
 /// function name; empty: "tfc_<mnemonic>". The Funcs are named after `name`

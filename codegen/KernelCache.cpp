@@ -138,7 +138,11 @@ llvm::Error KernelCache::getOrCompileAll(llvm::ArrayRef<mlir::Operation *> ops,
     }
     return llvm::Error::success();
   };
-  if (llvm::Error err = forEachIndex(pending.size(), jobs, compileOne))
+  std::vector<unsigned> costs;
+  for (const Pending &p : pending)
+    costs.push_back(compileCostHint(p.op));
+  if (llvm::Error err =
+          forEachIndex(pending.size(), jobs, compileOne, longestFirst(costs)))
     return err;
   for (Pending &p : pending)
     add(std::move(p.compiled));

@@ -16,10 +16,12 @@
 #ifndef TFC_CODEGEN_PARALLEL_H
 #define TFC_CODEGEN_PARALLEL_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
+#include <vector>
 
 namespace tfc::codegen {
 
@@ -32,9 +34,16 @@ unsigned compileJobs(unsigned jobs);
 /// Every index runs even after a failure; the result is the error of the
 /// lowest failing index (the others are dropped), so what is reported does
 /// not depend on scheduling. `fn` must be safe to call concurrently for
-/// distinct indices.
+/// distinct indices. `startOrder`, if given (a permutation of the indices),
+/// is the order in which the indices are started: the longest tasks first
+/// let the threads finish together.
 llvm::Error forEachIndex(size_t count, unsigned jobs,
-                         llvm::function_ref<llvm::Error(size_t)> fn);
+                         llvm::function_ref<llvm::Error(size_t)> fn,
+                         llvm::ArrayRef<size_t> startOrder = {});
+
+/// The indices 0..costs.size()-1, the highest cost first (ties in index
+/// order): a start order for forEachIndex.
+std::vector<size_t> longestFirst(llvm::ArrayRef<unsigned> costs);
 
 } // namespace tfc::codegen
 

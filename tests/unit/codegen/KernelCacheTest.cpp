@@ -155,6 +155,44 @@ TEST(ParallelTest, RunsEveryIndexAndReportsTheLowestFailure) {
   EXPECT_GE(compileJobs(0), 1u);
 }
 
+// The start order: the longest first (ties in index order); on one thread
+// the indices run in exactly that order, and the error reported is still
+// the lowest index's.
+TEST(ParallelTest, StartsTheLongestFirst) {
+  std::vector<size_t> order = longestFirst({80, 1100, 200, 700, 80});
+  EXPECT_EQ(order, (std::vector<size_t>{1, 3, 2, 0, 4}));
+  std::vector<size_t> ran;
+  llvm::Error err = forEachIndex(
+      5, 1,
+      [&](size_t i) -> llvm::Error {
+        ran.push_back(i);
+        if (i == 0 || i == 3)
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         "index " + std::to_string(i));
+        return llvm::Error::success();
+      },
+      order);
+  EXPECT_EQ(ran, order);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_EQ(llvm::toString(std::move(err)), "index 0");
+}
+
+TEST(KernelCacheTest, CompileCostHintsRankAttentionAndMatmulFirst) {
+  ParsedOp parsed = parseOp(R"(
+func.func @f(%q: tensor<1x2x4x16xf32>, %w: tensor<16x16xf32>) -> tensor<1x2x4x16xf32> {
+  %a = tfc.fused_attention %q, %q, %q {scale = 0.25 : f64} : (tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32>
+  %m = tfc.matmul %a, %w : (tensor<1x2x4x16xf32>, tensor<16x16xf32>) -> tensor<1x2x4x16xf32>
+  %g = tfc.gelu %m : tensor<1x2x4x16xf32>
+  return %g : tensor<1x2x4x16xf32>
+}
+)");
+  std::vector<mlir::Operation *> ops = tfcOps(*parsed.module);
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_GT(compileCostHint(ops[0]), compileCostHint(ops[1]));
+  EXPECT_GT(compileCostHint(ops[1]), compileCostHint(ops[2]));
+  EXPECT_EQ(compileCostHint(nullptr), 0u);
+}
+
 TEST(KernelCacheTest, OpsWithoutKernelsAreErrorsNotCrashes) {
   ParsedOp parsed = parseOp(R"(
 func.func @f() -> tensor<4xf32> {
