@@ -159,25 +159,19 @@ static std::vector<size_t> fromDiskCache(CompiledModel &model,
                                          const std::vector<size_t> &needed,
                                          const CompileOptions &options,
                                          Progress &progress) {
-  std::vector<std::optional<llvm::Expected<rt::KernelFn>>> results(
-      needed.size());
-  std::vector<char> hits(needed.size(), 0);
-  auto fetchOne = [&](size_t i) -> llvm::Error {
-    size_t index = needed[i];
-    bool hit = false;
-    results[i].emplace(
-        model.disk->getOrCompile(model.built.kernelOps[index],
-                                 model.plan().kernels[index].signature, hit));
-    hits[i] = hit;
-    progress.step();
-    return llvm::Error::success();
-  };
-  llvm::Error unexpected =
-      codegen::forEachIndex(needed.size(), options.jobs, fetchOne);
-  llvm::consumeError(std::move(unexpected)); // the tasks return no error
+  std::vector<mlir::Operation *> ops;
+  std::vector<std::string> signatures;
+  for (size_t index : needed) {
+    ops.push_back(model.built.kernelOps[index]);
+    signatures.push_back(model.plan().kernels[index].signature);
+  }
+  std::vector<char> hits;
+  std::vector<llvm::Expected<rt::KernelFn>> results =
+      model.disk->getOrCompileAll(ops, signatures, options.jobs, hits,
+                                  [&progress] { progress.step(); });
   std::vector<size_t> missed;
   for (size_t i = 0; i < needed.size(); ++i) {
-    llvm::Expected<rt::KernelFn> &fn = *results[i];
+    llvm::Expected<rt::KernelFn> &fn = results[i];
     if (fn) {
       model.kernels[needed[i]] = *fn;
       ++(hits[i] ? model.stats.cacheHits : model.stats.compiled);

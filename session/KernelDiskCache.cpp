@@ -3,6 +3,7 @@
 #include "session/KernelDiskCache.h"
 
 #include "codegen/KernelBuilder.h"
+#include "codegen/Parallel.h"
 #include "runtime/FileWriter.h"
 
 #include "mlir/IR/Operation.h"
@@ -13,6 +14,7 @@
 #include "llvm/Support/SHA256.h"
 
 #include <dlfcn.h>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unistd.h>
@@ -97,17 +99,20 @@ private:
   int slot;
 };
 
-/// `cc -shared -o so object`; the object is removed either way.
-llvm::Error linkShared(const std::string &linker, const std::string &object,
+/// `cc -shared -o so objects...`; the objects are removed either way.
+llvm::Error linkShared(const std::string &linker,
+                       llvm::ArrayRef<std::string> objects,
                        const std::string &so) {
-  llvm::SmallVector<llvm::StringRef, 8> args = {linker, "-shared", "-o", so,
-                                                object};
+  llvm::SmallVector<llvm::StringRef, 8> args = {linker, "-shared", "-o", so};
+  for (const std::string &object : objects)
+    args.push_back(object);
   std::string message;
   llvm::StringRef devNull("/dev/null");
   std::optional<llvm::StringRef> redirects[] = {devNull, devNull, devNull};
   int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, redirects,
                                      /*SecondsToWait=*/120, 0, &message);
-  llvm::sys::fs::remove(object);
+  for (const std::string &object : objects)
+    llvm::sys::fs::remove(object);
   if (rc != 0) {
     llvm::sys::fs::remove(so);
     return llvm::createStringError("linking " + so + " with " + linker +
@@ -125,6 +130,22 @@ llvm::Error publish(const std::string &temporary, const std::string &path) {
                                    path + ": " + ec.message());
   }
   return llvm::Error::success();
+}
+
+/// Gives the finished file `shared` a second name `path` (a hard link made
+/// under a temporary name and renamed; a copy where the file system has no
+/// hard links).
+llvm::Error publishLink(const std::string &shared, const std::string &folder,
+                        const std::string &path) {
+  std::string temporary =
+      temporaryPath(folder, llvm::sys::path::stem(path), ".so");
+  if (llvm::sys::fs::create_hard_link(shared, temporary))
+    if (std::error_code ec = llvm::sys::fs::copy_file(shared, temporary)) {
+      llvm::sys::fs::remove(temporary);
+      return llvm::createStringError("cannot write " + temporary + ": " +
+                                     ec.message());
+    }
+  return publish(temporary, path);
 }
 
 void runtimeErrorHandler(void *, const char *msg) {
@@ -155,11 +176,25 @@ struct KernelDiskCache::Impl {
   std::mutex handlesMutex; // guards handles (getOrCompile is thread-safe)
   std::vector<void *> handles;
 
-  llvm::Error loadRuntime();
+  /// The runtime's file, and the runtime loaded from it if it is there.
+  std::string runtimePath() const;
+  llvm::Error loadRuntime(bool build);
+  /// Writes the runtime's object to `object`.
+  llvm::Error runtimeObject(const std::string &object) const;
   llvm::Expected<rt::KernelFn> load(const std::string &path,
                                     const std::string &symbol);
-  llvm::Error compile(mlir::Operation *op, const std::string &name,
-                      const std::string &path);
+  /// Writes the object of `op`'s kernel, named `name`, to `object`.
+  llvm::Error kernelObject(mlir::Operation *op, const std::string &name,
+                           const std::string &object) const;
+  struct Entry {
+    mlir::Operation *op;
+    std::string name, path;
+  };
+  /// Compiles `entries` on up to `jobs` threads (the runtime too when it is
+  /// not loaded), links them into one shared object and stores it under
+  /// each entry's path.
+  llvm::Error compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
+                         const std::function<void()> &compiledOne);
 };
 
 KernelDiskCache::KernelDiskCache(std::unique_ptr<Impl> impl)
@@ -190,14 +225,29 @@ KernelDiskCache::open(const std::string &dir, const Halide::Target &target) {
   impl->linker = *linker;
   impl->target = target;
   impl->targetString = target.to_string();
-  if (llvm::Error err = impl->loadRuntime())
+  // A missing runtime is built with the first kernels (compileAll), on the
+  // same threads.
+  if (llvm::Error err = impl->loadRuntime(/*build=*/false))
     return std::move(err);
   return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(impl)));
 }
 
-llvm::Error KernelDiskCache::Impl::loadRuntime() {
-  // One runtime per process and target: a second cache object (another
-  // model in the same process) reuses it.
+std::string KernelDiskCache::Impl::runtimePath() const {
+  std::string key = hashOf({codegenIdentity(), targetString, "runtime"});
+  return folder + "/runtime-" + key.substr(0, 16) + ".so";
+}
+
+llvm::Error
+KernelDiskCache::Impl::runtimeObject(const std::string &object) const {
+  Halide::Target t = target.without_feature(Halide::Target::NoRuntime)
+                         .without_feature(Halide::Target::JIT);
+  return writeObject(Halide::Module("standalone_runtime", t), object);
+}
+
+/// One runtime per process and target: a second cache object (another model
+/// in the same process) reuses it. Without `build`, a runtime that is not
+/// on disk stays unloaded (`runtime` null).
+llvm::Error KernelDiskCache::Impl::loadRuntime(bool build) {
   static std::mutex mutex;
   static std::map<std::string, void *> loaded;
   std::lock_guard<std::mutex> lock(mutex);
@@ -205,18 +255,16 @@ llvm::Error KernelDiskCache::Impl::loadRuntime() {
     runtime = known;
     return llvm::Error::success();
   }
-  std::string key = hashOf({codegenIdentity(), targetString, "runtime"});
-  std::string path = folder + "/runtime-" + key.substr(0, 16) + ".so";
+  std::string path = runtimePath();
   if (!llvm::sys::fs::exists(path)) {
+    if (!build)
+      return llvm::Error::success();
     std::string object = temporaryPath(folder, "runtime", ".o");
     std::string so = temporaryPath(folder, "runtime", ".so");
     TempGuard objectGuard(object), soGuard(so);
-    Halide::Target t = target.without_feature(Halide::Target::NoRuntime)
-                           .without_feature(Halide::Target::JIT);
-    if (llvm::Error err =
-            writeObject(Halide::Module("standalone_runtime", t), object))
+    if (llvm::Error err = runtimeObject(object))
       return err;
-    if (llvm::Error err = linkShared(linker, object, so))
+    if (llvm::Error err = linkShared(linker, {object}, so))
       return err;
     if (llvm::Error err = publish(so, path))
       return err;
@@ -236,6 +284,8 @@ llvm::Error KernelDiskCache::Impl::loadRuntime() {
 llvm::Expected<rt::KernelFn>
 KernelDiskCache::Impl::load(const std::string &path,
                             const std::string &symbol) {
+  // The kernels compiled together are one file under several names:
+  // dlopen gives the same handle for each (it compares files, not names).
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return llvm::createStringError("cannot load " + path + ": " + dlerror());
@@ -249,16 +299,13 @@ KernelDiskCache::Impl::load(const std::string &path,
   return reinterpret_cast<rt::KernelFn>(fn);
 }
 
-llvm::Error KernelDiskCache::Impl::compile(mlir::Operation *op,
-                                           const std::string &name,
-                                           const std::string &path) {
+llvm::Error KernelDiskCache::Impl::kernelObject(mlir::Operation *op,
+                                                const std::string &name,
+                                                const std::string &object) const {
   llvm::Expected<codegen::Kernel> kernel =
       codegen::buildKernel(op, target, name);
   if (!kernel)
     return kernel.takeError();
-  std::string object = temporaryPath(folder, name, ".o");
-  std::string so = temporaryPath(folder, name, ".so");
-  TempGuard objectGuard(object), soGuard(so);
   Halide::Target t = kernel->target.with_feature(Halide::Target::NoRuntime);
   std::optional<Halide::Module> module;
   if (llvm::Error err = codegen::withHalideErrors([&] {
@@ -266,30 +313,146 @@ llvm::Error KernelDiskCache::Impl::compile(mlir::Operation *op,
                                                     kernel->name, t);
       }))
     return err;
-  if (llvm::Error err = writeObject(*module, object))
+  return writeObject(*module, object);
+}
+
+/// The runtime's compile time in compileCostHint's units (0.73 s).
+constexpr unsigned kRuntimeCostHint = 750;
+
+llvm::Error
+KernelDiskCache::Impl::compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
+                                  const std::function<void()> &compiledOne) {
+  // Task i < entries.size() compiles entry i; the last one, if the runtime
+  // is not loaded, the runtime.
+  bool withRuntime = runtime == nullptr;
+  size_t count = entries.size() + (withRuntime ? 1 : 0);
+  std::vector<std::string> objects;
+  std::vector<std::unique_ptr<TempGuard>> guards;
+  std::vector<unsigned> costs;
+  for (const Entry &e : entries) {
+    objects.push_back(temporaryPath(folder, e.name, ".o"));
+    costs.push_back(codegen::compileCostHint(e.op));
+  }
+  std::string runtimeObjectPath = temporaryPath(folder, "runtime", ".o");
+  objects.push_back(runtimeObjectPath);
+  costs.push_back(kRuntimeCostHint);
+  for (const std::string &object : objects)
+    guards.push_back(std::make_unique<TempGuard>(object));
+  std::mutex progressMutex;
+  auto compileOne = [&](size_t i) -> llvm::Error {
+    if (i == entries.size())
+      return runtimeObject(runtimeObjectPath);
+    if (llvm::Error err =
+            kernelObject(entries[i].op, entries[i].name, objects[i]))
+      return err;
+    if (compiledOne) {
+      std::lock_guard<std::mutex> lock(progressMutex);
+      compiledOne();
+    }
+    return llvm::Error::success();
+  };
+  costs.resize(count);
+  if (llvm::Error err = codegen::forEachIndex(count, jobs, compileOne,
+                                              codegen::longestFirst(costs)))
     return err;
-  if (llvm::Error err = linkShared(linker, object, so))
+
+  if (withRuntime) {
+    std::string so = temporaryPath(folder, "runtime", ".so");
+    TempGuard soGuard(so);
+    if (llvm::Error err = linkShared(linker, {runtimeObjectPath}, so))
+      return err;
+    if (llvm::Error err = publish(so, runtimePath()))
+      return err;
+    if (llvm::Error err = loadRuntime(/*build=*/true))
+      return err;
+  }
+  if (entries.empty())
+    return llvm::Error::success();
+  // One link for all the kernels: each kernel's file is a name of it.
+  std::string so = temporaryPath(folder, "kernels", ".so");
+  TempGuard soGuard(so);
+  objects.resize(entries.size());
+  if (llvm::Error err = linkShared(linker, objects, so))
     return err;
-  return publish(so, path);
+  for (const Entry &e : entries)
+    if (llvm::Error err = publishLink(so, folder, e.path))
+      return err;
+  return llvm::Error::success();
+}
+
+std::vector<llvm::Expected<rt::KernelFn>> KernelDiskCache::getOrCompileAll(
+    llvm::ArrayRef<mlir::Operation *> ops,
+    llvm::ArrayRef<std::string> signatures, unsigned jobs,
+    std::vector<char> &hits, const std::function<void()> &compiledOne) {
+  hits.assign(ops.size(), 0);
+  std::vector<Impl::Entry> entries;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string key =
+        hashOf({codegenIdentity(), impl->targetString, signatures[i]});
+    entries.push_back(
+        {ops[i], "tfc_k_" + key.substr(0, 16), impl->folder + "/" + key + ".so"});
+    hits[i] = llvm::sys::fs::exists(entries.back().path);
+  }
+  // Compile what is missing (and the runtime, if it is), then load
+  // everything; an entry that fails to load (damaged) is compiled again.
+  // After a failed compile, the entries that were there still load.
+  std::vector<size_t> present, missing;
+  for (size_t i = 0; i < ops.size(); ++i)
+    (hits[i] ? present : missing).push_back(i);
+  auto compileSome = [&](const std::vector<size_t> &which) -> llvm::Error {
+    std::vector<Impl::Entry> some;
+    for (size_t i : which)
+      some.push_back(entries[i]);
+    if (some.empty() && impl->runtime)
+      return llvm::Error::success();
+    return impl->compileAll(some, jobs, compiledOne);
+  };
+  std::vector<std::optional<llvm::Expected<rt::KernelFn>>> results(ops.size());
+  auto loadSome = [&](const std::vector<size_t> &which) {
+    for (size_t i : which)
+      results[i].emplace(
+          impl->load(entries[i].path, entries[i].name + "_argv"));
+  };
+  std::string problem;
+  if (llvm::Error err = compileSome(missing))
+    problem = llvm::toString(std::move(err));
+  else
+    loadSome(missing);
+  if (impl->runtime)
+    loadSome(present);
+  std::vector<size_t> damaged;
+  for (size_t i : present)
+    if (results[i] && !*results[i]) {
+      llvm::consumeError(results[i]->takeError());
+      results[i].reset();
+      hits[i] = 0;
+      damaged.push_back(i);
+    }
+  if (!damaged.empty() && problem.empty()) {
+    if (llvm::Error err = compileSome(damaged))
+      problem = llvm::toString(std::move(err));
+    else
+      loadSome(damaged);
+  }
+  std::vector<llvm::Expected<rt::KernelFn>> out;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (results[i])
+      out.push_back(std::move(*results[i]));
+    else
+      out.push_back(llvm::createStringError(
+          problem.empty() ? "the kernel cache's runtime is not loaded" : problem));
+    if (hits[i] && compiledOne) // compiled ones were counted as they were
+      compiledOne();
+  }
+  return out;
 }
 
 llvm::Expected<rt::KernelFn>
 KernelDiskCache::getOrCompile(mlir::Operation *op, const std::string &signature,
                               bool &hit) {
-  std::string key =
-      hashOf({codegenIdentity(), impl->targetString, signature});
-  std::string name = "tfc_k_" + key.substr(0, 16);
-  std::string path = impl->folder + "/" + key + ".so";
-  hit = llvm::sys::fs::exists(path);
-  if (hit) {
-    llvm::Expected<rt::KernelFn> fn = impl->load(path, name + "_argv");
-    if (fn)
-      return fn;
-    // A damaged entry: compile it again below.
-    llvm::consumeError(fn.takeError());
-    hit = false;
-  }
-  if (llvm::Error err = impl->compile(op, name, path))
-    return std::move(err);
-  return impl->load(path, name + "_argv");
+  std::vector<char> hits;
+  std::vector<llvm::Expected<rt::KernelFn>> fns =
+      getOrCompileAll({op}, {signature}, /*jobs=*/1, hits);
+  hit = hits[0];
+  return std::move(fns[0]);
 }

@@ -14,16 +14,19 @@
 // schedule, a new tfc or Halide, or another CPU gets other keys, never a
 // stale kernel.
 //
-// getOrCompile may be called from several threads at once (the compile
-// session compiles a model's kernels in parallel: codegen/Parallel.h).
+// getOrCompileAll compiles the missing kernels of a call on several threads
+// (codegen/Parallel.h), and may itself be called from several threads.
 // Writers are safe to run concurrently: each file is written under a unique
 // temporary name in the same folder and renamed into place, so a reader sees
 // a complete file or none. A file that fails to load (truncated by hand,
 // say) is replaced by a fresh compile.
 //
-// Kernels are compiled with Target::NoRuntime to an object and linked into a
-// shared object by the system C compiler (`cc -shared`); where none is
-// installed the cache reports an error and the caller falls back to JIT.
+// Kernels are compiled with Target::NoRuntime to objects, and the objects of
+// one call are linked into one shared object by the system C compiler (one
+// `cc -shared` per call, not per kernel); each kernel's <key>.so is a hard
+// link to it (a copy where the file system has none), and dlopen of the
+// several names gives one handle. Where no C compiler is installed the cache
+// reports an error and the caller falls back to JIT.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,10 +35,14 @@
 
 #include "runtime/Executor.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
+
+#include <functional>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class Operation;
@@ -58,13 +65,27 @@ std::string codegenIdentity();
 class KernelDiskCache {
 public:
   /// Opens (creating if needed) the cache under `dir` for `target`, and
-  /// loads or builds the target's runtime.
+  /// loads the target's runtime if it is there (else the first compile
+  /// builds it).
   static llvm::Expected<std::unique_ptr<KernelDiskCache>>
   open(const std::string &dir, const Halide::Target &target);
   ~KernelDiskCache();
 
-  /// The kernel of `op` (whose kernelSignature is `signature`): loaded from
-  /// the cache, or compiled, stored and loaded. `hit` says which.
+  /// The kernels of `ops` (whose kernelSignatures are `signatures`): each
+  /// loaded from the cache, or compiled, stored and loaded; `hits[i]` says
+  /// which. The missing ones (and the runtime, if it is missing) compile on
+  /// up to `jobs` threads, the costliest first, and are linked together
+  /// into one shared object that each kernel's file is a name of (a hard
+  /// link). `compiledOne`, if given, is called (one call at a time) as each
+  /// kernel is compiled or loaded. Result i is kernel i's error where it
+  /// could not be had (a failed compile or link is every missing kernel's).
+  std::vector<llvm::Expected<rt::KernelFn>>
+  getOrCompileAll(llvm::ArrayRef<mlir::Operation *> ops,
+                  llvm::ArrayRef<std::string> signatures, unsigned jobs,
+                  std::vector<char> &hits,
+                  const std::function<void()> &compiledOne = nullptr);
+
+  /// getOrCompileAll of one kernel; `hit` says whether it was loaded.
   llvm::Expected<rt::KernelFn> getOrCompile(mlir::Operation *op,
                                             const std::string &signature,
                                             bool &hit);
