@@ -303,6 +303,8 @@ bool scheduleTiledTranspose(KernelContext &ctx, Func out, TransposeOp op,
 
 llvm::Expected<Func> buildDataMovement(KernelContext &ctx) {
   mlir::Operation *op = ctx.op;
+  if (llvm::isa<PackPanelsOp>(op))
+    return buildPackPanels(ctx);
   std::vector<Var> vars = axisVars(ctx.resultRank());
 
   // Algorithm

@@ -79,6 +79,7 @@ namespace detail {
 // MatmulKernel.cpp.
 llvm::Expected<Func> buildMatmulWithEpilogue(
     KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
+    std::optional<int64_t> packedN,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue);
 } // namespace detail
@@ -113,7 +114,7 @@ llvm::Expected<Func> buildLinear(KernelContext &ctx, LinearOp op) {
     return ctx.error("expects x and w");
   TensorInput &x = ctx.inputs[0];
   TensorInput &w = ctx.inputs[1];
-  if (w.rank() != 2)
+  if (w.rank() != 2 && !op.getPackedN())
     return ctx.error("the weight must have rank 2");
   bool hasBias = ctx.inputs.size() > 2;
   if (hasBias && ctx.inputs[2].rank() != 1)
@@ -129,8 +130,11 @@ llvm::Expected<Func> buildLinear(KernelContext &ctx, LinearOp op) {
     return activation(name, value);
   };
   bool longEpilogue = name != "none" && name != "relu";
-  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), epilogue,
-                                 longEpilogue);
+  std::optional<int64_t> packedN;
+  if (std::optional<uint64_t> n = op.getPackedN())
+    packedN = static_cast<int64_t>(*n);
+  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), packedN,
+                                 epilogue, longEpilogue);
 }
 
 //===----------------------------------------------------------------------===//

@@ -183,6 +183,9 @@ llvm::Expected<Halide::Func> buildElementwise(detail::KernelContext &ctx);
 llvm::Expected<Halide::Func> buildMatmul(detail::KernelContext &ctx);
 llvm::Expected<Halide::Func> buildReduction(detail::KernelContext &ctx);
 llvm::Expected<Halide::Func> buildDataMovement(detail::KernelContext &ctx);
+/// tfc.pack_panels, a data movement op whose layout is the matmul kernel's
+/// (MatmulKernel.cpp).
+llvm::Expected<Halide::Func> buildPackPanels(detail::KernelContext &ctx);
 } // namespace tfc::codegen
 
 #endif // TFC_CODEGEN_KERNELSUPPORT_H

@@ -9,10 +9,15 @@
 //    registers: prod is computed per tile, its loops unrolled, and its update
 //    runs k outermost, so each k step loads 3 vectors of B, broadcasts 8
 //    scalars of A and issues 24 FMAs.
-//  - B is packed per column panel (`bpack`: kTileN x K, contiguous): the
-//    micro-kernel then streams one dense 192-byte row per k, and a transposed
-//    B (nn.Linear's layout, Q @ K^T) is transposed once per panel instead of
-//    being gathered in the inner loop. All row tiles of a panel reuse it.
+//  - B is read per column panel of kTileN x K, one dense 192-byte row per
+//    k. A weight comes in panels already (`packed_n`: tfc.pack_panels laid
+//    it out once, in the weight prologue, as [ceil(N / kTileN), K, kTileN]
+//    with a zero-padded last panel; passes/WeightLayout.cpp), and the
+//    micro-kernel reads it as stored. Any other B (activations: Q @ K^T,
+//    P @ V; hand-written IR) is copied per call into such a panel
+//    (`bpack`), and a transposed one is transposed once per panel instead
+//    of being gathered in the inner loop. All row tiles of a panel reuse it.
+//    The copy was ~24 % of a linear at M = 32 (Transformer base).
 //  - Panels are the parallel tasks. When B has no batch dims (a weight), the
 //    batch loops run inside the panel loop so a panel is packed once for all
 //    batches.
@@ -21,6 +26,9 @@
 //    dynamic or short one is split with GuardWithIf, and the inputs are read
 //    at clamped indices there, so the fixed-size tile (bound_extent) never
 //    reads outside A or B; the clamps are loop invariant in the k loop.
+//    Panels: a column tile is a panel; an N that is not a multiple of
+//    kTileN is split with GuardWithIf (a shifted tile would straddle two
+//    panels), and the last tile reads its panel's padding, no clamps.
 //
 // GEMV variant (CPU, a rank-2 B, i.e. a weight): when the rows of the result
 // (M times the batch dims) are at most kGemvRows, as in a decode step, the
@@ -29,6 +37,10 @@
 // (Func::specialize on `rows <= kGemvRows`, so the same compiled kernel
 // serves prefill and decode) and then streams each weight element once,
 // for all rows at a time:
+//  - Panels (`packed_n`, every weight weight-layout could lay out): one
+//    task per panel; step k adds x[m, k] * panel[k, 0:48] to every result
+//    row's 3 accumulator vectors: the panel, and the weight panel after
+//    panel, is read front to back, one sequential stream.
 //  - [K, N] weights: tasks of up to kGemvColumns columns (whole rows of B
 //    for the models' weights). Step k adds x[m, k] * B[k, :] to every
 //    result row's accumulator row (vectors of 16 columns, in L1 or L2): B
@@ -57,19 +69,22 @@
 // (scalar stores, ~1 per 32 FMAs at K = 512). The tiled kernel would have
 // to transpose B into its panels on every call, a gather per vector.
 //
-// bf16 variant (CPU, a rank-2 bf16 B: a weight under `--dtype bf16`): the
+// bf16 variant (CPU, a bf16 B: a weight under `--dtype bf16`): the
 // same register tile, on AVX512_BF16's `vdpbf16ps`, which adds the products
 // of 16 pairs of bf16 to 16 f32 accumulators. K is taken in pairs:
 //  - A is rounded to bf16 once per call (`apack`, [rows, K], all rows);
-//  - B's panels are packed as (k / 2, n, k % 2) (`bpack`), so that one
-//    64-byte load holds the pairs (k, k + 1) of 16 columns;
+//  - B's panels hold the pairs (k, k + 1) of a column side by side,
+//    (k / 2, n, k % 2), so that one 64-byte load holds the pairs of 16
+//    columns: as laid out once by tfc.pack_panels (bf16-weights:
+//    [ceil(N / kTileN), K / 2, kTileN, 2]), or, for an unpacked rank-2
+//    [K, N] bf16 B, copied so per call (`bpack`);
 //  - `prod`'s update runs over RDom (k % 2, k / 2) with the pair innermost,
 //    atomic and vectorized with the 16 columns: a VectorReduce of 32 f32
 //    products into 16 lanes, which Halide's x86 backend emits as vdpbf16ps
 //    (target feature avx512_sapphirerapids) once the A operand reads as a
 //    bf16 vector (KernelSupport.h: bf16DotProductLowering).
-// The GEMV variant reads the bf16 weight as it is (half the bytes) and
-// widens it to f32 for the FMAs; A stays f32 there.
+// The GEMV variant reads the bf16 weight as it is (half the bytes; panels
+// one after another) and widens it to f32 for the FMAs; A stays f32 there.
 //
 // GPU schedule (GpuSchedules.cpp): shared-memory tiles of A and B, register
 // micro-tiles, the epilogue fused into the store; the batch as a third block
@@ -96,7 +111,7 @@ namespace tfc::codegen {
 namespace {
 /// Micro-kernel tile: 3 x 16 lanes by 8 rows = 24 accumulator registers of
 /// the 32 AVX-512 has, leaving room for the 3 B vectors and a broadcast.
-constexpr int kTileN = 48;
+constexpr int kTileN = static_cast<int>(mlir::tfc::kPanelColumns);
 constexpr int kTileM = 8;
 
 /// GEMV variant (see the file comment): at most this many result rows.
@@ -111,20 +126,34 @@ constexpr int kGemvRowsPerTask = 256;
 
 /// How the GEMV variant of one matmul runs, if it has one.
 struct GemvPlan {
-  /// Columns of the result per task ([K, N]: a multiple of the vector).
+  /// Columns of the result per task ([K, N]: a multiple of the vector;
+  /// panels: one panel).
   int columns = 0;
   bool transposeB = false;
+  /// B is in column panels (tfc.pack_panels); `tailN` splits N into them.
+  bool packed = false;
+  TailStrategy tailN = TailStrategy::ShiftInwards;
 };
 
 /// The GEMV plan for a CPU matmul whose B has rank 2 with static K and N,
 /// or none (then the tiled kernel serves every M).
 std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
-                                 bool transposeB, std::optional<int64_t> staticN,
+                                 bool transposeB, bool packed,
+                                 TailStrategy tailN,
+                                 std::optional<int64_t> staticN,
                                  std::optional<int64_t> staticK) {
-  if (ctx.gpu() || b.rank() != 2 || !staticN || !staticK)
+  if (ctx.gpu() || !staticN || !staticK)
     return std::nullopt;
   GemvPlan plan;
   plan.transposeB = transposeB;
+  if (packed) {
+    plan.packed = true;
+    plan.columns = kTileN;
+    plan.tailN = tailN;
+    return plan;
+  }
+  if (b.rank() != 2)
+    return std::nullopt;
   if (transposeB) {
     if (*staticK % kVectorLanes != 0)
       return std::nullopt;
@@ -162,7 +191,8 @@ struct GemvFuncs {
 /// Defines the GEMV variant of `a` x `b` (b of rank 2, K = `kExtent`).
 GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
                      const TensorInput &b, const std::vector<Var> &vars,
-                     const GemvPlan &plan, Expr kExtent) {
+                     const GemvPlan &plan, Expr kExtent,
+                     const std::function<Expr(Expr, Expr)> &bAt) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   std::vector<Expr> aIdx;
@@ -175,8 +205,7 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
     g.k = RDom(0, kExtent, ctx.base + "_gk");
     define(g.acc, vars, 0.0f);
     aIdx.push_back(g.k);
-    ref(g.acc, asExprs(vars)) +=
-        a.at(aIdx) * cast<float>(b.at({Expr(g.k), Expr(n)}));
+    ref(g.acc, asExprs(vars)) += a.at(aIdx) * cast<float>(bAt(g.k, n));
     g.value = call(g.acc, asExprs(vars));
     return g;
   }
@@ -214,7 +243,7 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   Var task("gemv_task"), col("gemv_col");
-  stage.split(n, task, col, plan.columns, TailStrategy::ShiftInwards);
+  stage.split(n, task, col, plan.columns, plan.tailN);
   // Loops, innermost first: the columns of a task, the rows, the batch.
   auto order = [&](std::vector<VarOrRVar> inner) {
     inner.push_back(m);
@@ -223,6 +252,26 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
     inner.push_back(task);
     return inner;
   };
+  if (plan.packed) {
+    // One panel per task, read front to back once: per k, its 3 vectors
+    // for every result row, the rows' accumulators in registers.
+    stage.vectorize(col, kVectorLanes).reorder(order({col})).parallel(task);
+    g.acc.compute_at(out, task)
+        .bound_extent(n, kTileN)
+        .vectorize(n, kVectorLanes)
+        .unroll(n);
+    Var vo("gemv_vo"), vi("gemv_vi");
+    std::vector<VarOrRVar> updateOrder = {vi, vo, m};
+    for (int axis = rank - 3; axis >= 0; --axis)
+      updateOrder.push_back(vars[axis]);
+    updateOrder.push_back(g.k);
+    g.acc.update()
+        .split(n, vo, vi, kVectorLanes)
+        .reorder(updateOrder)
+        .vectorize(vi)
+        .unroll(vo);
+    return;
+  }
   if (!plan.transposeB) {
     stage.vectorize(col, kVectorLanes).reorder(order({col})).parallel(task);
     g.acc.compute_at(out, task)
@@ -266,6 +315,9 @@ struct TiledFuncs {
   RDom k;
   std::optional<int64_t> staticK;
   bool transposeB = false;
+  /// B is in column panels: the CPU kernel reads it as stored (bpack
+  /// inline; bf16: no bpack).
+  bool packed = false;
 };
 
 /// The register tile's loops on `out` (see the file comment): panels of
@@ -364,10 +416,11 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
   }
   out.parallel(task);
 
-  bpack.compute_at(out, task)
-      .bound_extent(n, kTileN)
-      .vectorize(n, kVectorLanes)
-      .unroll(n);
+  if (!t.packed)
+    bpack.compute_at(out, task)
+        .bound_extent(n, kTileN)
+        .vectorize(n, kVectorLanes)
+        .unroll(n);
 
   scheduleTileProd(prod, out, mo, vars)
       .reorder(n, m, k)
@@ -382,12 +435,13 @@ namespace {
 /// see the file comment). `batchIdx` gives A's batch indices.
 TiledFuncs defineTiledBf16(const KernelContext &ctx, const TensorInput &a,
                            const TensorInput &b, const std::vector<Var> &vars,
-                           bool transposeB, int k, bool guardN, bool guardM,
-                           const std::vector<Expr> &batchIdx) {
+                           bool transposeB, bool packed, int k, bool guardN,
+                           bool guardM, const std::vector<Expr> &batchIdx) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   TiledFuncs t;
   t.transposeB = transposeB;
+  t.packed = packed;
   t.staticK = k;
   // apack(batch..., m, k) = bf16(A[batch..., m, k]), rows clamped.
   t.apack = defineA(ctx, "apack", a, vars, guardM, /*rowsInner=*/false,
@@ -397,8 +451,10 @@ TiledFuncs defineTiledBf16(const KernelContext &ctx, const TensorInput &a,
   // shuffle (B[2 ko + ki, n] vectorized over ki and n is a gather of 16-bit
   // elements, for which LLVM's sapphirerapids target uses AVX512-FP16's
   // vmovw, which Zen 4 lacks).
-  t.bpack = ctx.func("bpack");
-  {
+  // Panels (packed) are read as stored: the pairs of 16 columns are one
+  // 64-byte load already.
+  if (!packed) {
+    t.bpack = ctx.func("bpack");
     Var ko("ko"), ki("ki");
     Expr nIdx = guardN ? clamp(Expr(n), 0, b.extent(1) - 1) : Expr(n);
     define(t.bpack, {ko, n, ki},
@@ -411,9 +467,11 @@ TiledFuncs defineTiledBf16(const KernelContext &ctx, const TensorInput &a,
   std::vector<Expr> aIdx = batchIdx;
   aIdx.push_back(m);
   aIdx.push_back(2 * ko + ki);
+  Expr bValue = packed ? b.at({Expr(n) / kTileN, Expr(ko), Expr(n) % kTileN,
+                               Expr(ki)})
+                       : call(t.bpack, {Expr(ko), Expr(n), Expr(ki)});
   ref(t.prod, asExprs(vars)) +=
-      cast<float>(call(t.apack, aIdx)) *
-      cast<float>(call(t.bpack, {Expr(ko), Expr(n), Expr(ki)}));
+      cast<float>(call(t.apack, aIdx)) * cast<float>(bValue);
   return t;
 }
 
@@ -438,13 +496,15 @@ void scheduleTiledBf16(Func out, TiledFuncs &t, const std::vector<Var> &vars,
                rowsPerTask(t.staticK ? std::optional<int64_t>(*t.staticK)
                                      : std::nullopt));
 
-  std::vector<Var> bVars = t.bpack.args(); // ki, n, ko
-  t.bpack.compute_at(out, no)
-      .bound_extent(bVars[0], 2)
-      .bound_extent(bVars[1], kTileN)
-      .vectorize(bVars[0])
-      .vectorize(bVars[1], kVectorLanes)
-      .unroll(bVars[1]);
+  if (t.bpack.defined()) {
+    std::vector<Var> bVars = t.bpack.args(); // ki, n, ko
+    t.bpack.compute_at(out, no)
+        .bound_extent(bVars[0], 2)
+        .bound_extent(bVars[1], kTileN)
+        .vectorize(bVars[0])
+        .vectorize(bVars[1], kVectorLanes)
+        .unroll(bVars[1]);
+  }
 
   RVar ki = t.k.x, ko = t.k.y;
   Var nv("nv"), nvi("nvi");
@@ -456,6 +516,41 @@ void scheduleTiledBf16(Func out, TiledFuncs &t, const std::vector<Var> &vars,
       .vectorize(nvi)
       .unroll(nv)
       .unroll(m);
+}
+
+/// Why `b` cannot be the column panels of `n` columns (tfc.pack_panels)
+/// of a matmul built for `ctx`, if it can't.
+llvm::Error checkPanels(const KernelContext &ctx, const TensorInput &b,
+                        int64_t n) {
+  bool bf16 = b.elementType.isBF16();
+  for (int axis = 0; axis < b.rank(); ++axis)
+    if (!b.staticExtent(axis))
+      return ctx.error("a packed rhs must have a static shape");
+  int64_t k = *b.staticExtent(1) * (bf16 ? 2 : 1);
+  std::vector<int64_t> shape(b.shape.begin(), b.shape.end());
+  llvm::SmallVector<int64_t> expected =
+      mlir::tfc::panelShape(k, n, b.elementType);
+  if (shape != std::vector<int64_t>(expected.begin(), expected.end()))
+    return ctx.error("the rhs is not a panel layout (tfc.pack_panels) of " +
+                     llvm::Twine(n) + " columns");
+  if (bf16 && ctx.gpu())
+    return ctx.error("bf16 weights (--dtype bf16) run on the CPU only");
+  if (bf16 && !supportsBf16Products(ctx.target))
+    return ctx.error("bf16 weights (--dtype bf16) need a CPU with "
+                     "AVX512_BF16; the target is " +
+                     ctx.target.to_string());
+  return llvm::Error::success();
+}
+
+/// Declares the strides of a static dense `b` (panels, which the prologue
+/// allocates), so that the kernel's offsets into it are constants and a
+/// stride-2 load of bf16 pairs is a dense load and a shuffle.
+void setDenseStrides(TensorInput &b) {
+  int stride = 1;
+  for (int axis = b.rank() - 1; axis >= 0; --axis) {
+    b.param.dim(b.hdim(axis)).set_stride(stride);
+    stride *= static_cast<int>(*b.staticExtent(axis));
+  }
 }
 
 /// Why `b` cannot be a bf16 weight of a matmul built for `ctx`, if it can't.
@@ -591,18 +686,24 @@ namespace detail {
 /// `longEpilogue`: the epilogue is more than a few instructions.
 llvm::Expected<Func> buildMatmulWithEpilogue(
     KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
+    std::optional<int64_t> packedN,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue) {
   int rank = ctx.resultRank();
   int ra = a.rank(), rb = b.rank();
-  if (ra < 2 || rb < 2 || rank < 2 || ra > rank || rb > rank)
+  bool packed = packedN.has_value();
+  if (ra < 2 || rb < 2 || rank < 2 || ra > rank || (rb > rank && !packed))
     return ctx.error("operands must have rank >= 2");
   bool bf16 = b.elementType.isBF16();
   if (!a.elementType.isF32() || !(b.elementType.isF32() || bf16))
     return ctx.error("operands must be f32 (rhs: f32 or bf16)");
-  if (bf16)
+  if (packed) {
+    if (llvm::Error err = checkPanels(ctx, b, *packedN))
+      return std::move(err);
+  } else if (bf16) {
     if (llvm::Error err = checkBf16Weight(ctx, b, transposeB))
       return std::move(err);
+  }
 
   std::vector<Var> vars = axisVars(rank);
   Var n = vars[rank - 1], m = vars[rank - 2];
@@ -612,25 +713,46 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
   // The contraction length: static if either side says so. Every dynamic
   // side is constrained to it, so the kernel refuses mismatched buffers.
+  // B's K: panels hold K (bf16: K / 2 pairs) in their dim 1.
+  std::optional<int64_t> bStaticK =
+      packed ? std::optional<int64_t>(*b.staticExtent(1) * (bf16 ? 2 : 1))
+             : b.staticExtent(bK);
   Expr kExtent;
   if (auto s = a.staticExtent(aK))
     kExtent = static_cast<int>(*s);
-  else if (auto s = b.staticExtent(bK))
-    kExtent = static_cast<int>(*s);
+  else if (bStaticK)
+    kExtent = static_cast<int>(*bStaticK);
   else
     kExtent = a.param.dim(a.hdim(aK)).extent();
-  if (!a.staticExtent(aK) && b.staticExtent(bK))
+  if (!a.staticExtent(aK) && bStaticK)
     a.param.dim(a.hdim(aK)).set_extent(kExtent);
-  if (!b.staticExtent(bK))
+  if (!bStaticK)
     b.param.dim(b.hdim(bK)).set_extent(kExtent);
 
   std::optional<int64_t> staticN = ctx.resultStaticExtent(rank - 1);
   std::optional<int64_t> staticM = ctx.resultStaticExtent(rank - 2);
-  TailStrategy tailN = outputTail(staticN, kTileN);
+  // Panels: a column tile is a panel (the last one padded); tiles start at
+  // multiples of kTileN (GuardWithIf: never shifted across two panels;
+  // no guard where N is a multiple), so a tile's column in its panel is
+  // known to the simplifier and its loads are dense.
+  TailStrategy tailN =
+      packed ? TailStrategy::GuardWithIf : outputTail(staticN, kTileN);
+  if (packed)
+    setDenseStrides(b);
   TailStrategy tailM = outputTail(staticM, kTileM);
-  // The GPU tiles always read whole tiles (see GpuSchedules.cpp).
-  bool guardN = ctx.gpu() || tailN == TailStrategy::GuardWithIf;
+  // The GPU tiles always read whole tiles (see GpuSchedules.cpp); the CPU
+  // reads panels' padding instead of clamping.
+  bool guardN =
+      ctx.gpu() || (tailN == TailStrategy::GuardWithIf && !packed);
   bool guardM = ctx.gpu() || tailM == TailStrategy::GuardWithIf;
+  // B at (k, n) of the product (rank 2 or panels).
+  auto bAt = [&](Expr kk, Expr nn) {
+    if (!packed)
+      return transposeB ? b.at({nn, kk}) : b.at({kk, nn});
+    if (bf16)
+      return b.at({nn / kTileN, kk / 2, nn % kTileN, kk % 2});
+    return b.at({nn / kTileN, kk, nn % kTileN});
+  };
 
   // Batch indices of an operand for the result's batch vars (broadcast).
   auto batchIndices = [&](const TensorInput &t) {
@@ -644,27 +766,35 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   // Algorithm
   RDom k(0, kExtent, ctx.base + "_k");
   std::vector<Var> batchVars(vars.begin(), vars.end() - 2);
-  bool bHasBatch = rb > 2;
+  bool bHasBatch = rb > 2 && !packed;
 
   // bpack(batch..., k, n) = B[batch..., k, n]: B in [K, N] orientation.
   Func bpack = ctx.func("bpack");
   {
     Var kv("kv");
-    Expr nIdx = guardN ? clamp(Expr(n), 0, b.extent(bN) - 1) : Expr(n);
-    std::vector<Expr> bIdx = batchIndices(b);
-    if (transposeB) {
-      bIdx.push_back(nIdx);
-      bIdx.push_back(kv);
+    Expr nLast = packed ? Expr(static_cast<int>(*packedN) - 1)
+                        : b.extent(bN) - 1;
+    Expr nIdx = guardN ? clamp(Expr(n), 0, nLast) : Expr(n);
+    Expr value;
+    if (packed) {
+      value = bAt(kv, nIdx);
     } else {
-      bIdx.push_back(kv);
-      bIdx.push_back(nIdx);
+      std::vector<Expr> bIdx = batchIndices(b);
+      if (transposeB) {
+        bIdx.push_back(nIdx);
+        bIdx.push_back(kv);
+      } else {
+        bIdx.push_back(kv);
+        bIdx.push_back(nIdx);
+      }
+      value = b.at(bIdx);
     }
     // Only a batched B has batch dims here: a weight's panel must not be
     // a function of the batch, or it would be packed once per batch.
     std::vector<Var> packVars = bHasBatch ? batchVars : std::vector<Var>();
     packVars.push_back(kv);
     packVars.push_back(n);
-    define(bpack, packVars, cast<float>(b.at(bIdx)));
+    define(bpack, packVars, cast<float>(value));
   }
 
   // apack(batch..., m, k) = A[batch..., m, k] (rows clamped where tiles
@@ -687,10 +817,10 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
 
   std::optional<int64_t> staticK =
-      a.staticExtent(aK) ? a.staticExtent(aK) : b.staticExtent(bK);
-  TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB};
+      a.staticExtent(aK) ? a.staticExtent(aK) : bStaticK;
+  TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB, packed};
   if (bf16)
-    tiled = defineTiledBf16(ctx, a, b, vars, transposeB,
+    tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
@@ -706,7 +836,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   // specialization on both tests, the tiles serve the rest.
   std::optional<SwappedFuncs> swapped;
   Expr useSwap = Expr(false);
-  if (canSwap(ctx, b, transposeB, staticN, staticK)) {
+  if (!packed && canSwap(ctx, b, transposeB, staticN, staticK)) {
     useSwap = swapRows(a);
     if (!Internal::is_const_zero(useSwap))
       swapped = defineSwapped(ctx, a, b, vars, k, batchIndices(a));
@@ -730,7 +860,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
   Func out = ctx.func();
   std::optional<GemvPlan> gemv =
-      planGemv(ctx, b, transposeB, staticN, staticK);
+      planGemv(ctx, b, transposeB, packed, tailN, staticN, staticK);
   Expr useGemv = gemv ? gemvCondition(a) : Expr(false);
   if (Internal::is_const_zero(useGemv)) {
     define(out, vars, gemmValue);
@@ -738,7 +868,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     return out;
   }
 
-  GemvFuncs g = defineGemv(ctx, a, b, vars, *gemv, kExtent);
+  GemvFuncs g = defineGemv(ctx, a, b, vars, *gemv, kExtent, bAt);
   Expr gemvValue = epilogue(g.value, vars);
   if (Internal::is_const_one(useGemv)) {
     define(out, vars, gemvValue);
@@ -755,12 +885,57 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 }
 } // namespace detail
 
+llvm::Expected<Func> buildPackPanels(KernelContext &ctx) {
+  auto op = llvm::dyn_cast<mlir::tfc::PackPanelsOp>(ctx.op);
+  if (!op || ctx.inputs.size() != 1 || ctx.inputs[0].rank() != 2)
+    return ctx.error("expects one rank-2 weight");
+  const TensorInput &w = ctx.inputs[0];
+  bool transposeB = op.getTransposeB();
+  bool bf16 = w.elementType.isBF16();
+  std::optional<int64_t> kStatic = w.staticExtent(transposeB ? 1 : 0);
+  std::optional<int64_t> nStatic = w.staticExtent(transposeB ? 0 : 1);
+  if (!kStatic || !nStatic)
+    return ctx.error("expects a static weight");
+  int n = static_cast<int>(*nStatic);
+  std::vector<Var> vars = axisVars(ctx.resultRank());
+  // (panel, k, j) or bf16 (panel, k / 2, j, k % 2).
+  Var p = vars[0], j = vars[2];
+  Expr col = p * kTileN + j;
+  Expr kIdx = bf16 ? 2 * vars[1] + vars[3] : Expr(vars[1]);
+  Expr colIn = min(col, n - 1);
+  Expr value = transposeB ? w.at({colIn, kIdx}) : w.at({kIdx, colIn});
+  // bf16 pairs of a [K, N] input: a select of two rows, so that it
+  // vectorizes as two dense row loads and a shuffle (not a gather of
+  // 16-bit elements: AVX512-FP16's vmovw, which Zen 4 lacks).
+  if (bf16 && !transposeB)
+    value = select(vars[3] == 0, w.at({2 * vars[1], colIn}),
+                   w.at({2 * vars[1] + 1, colIn}));
+  Func out = ctx.func();
+  define(out, vars, select(col < n, value, cast(value.type(), 0)));
+  if (ctx.gpu()) {
+    gpuTileStage(out, vars);
+    return out;
+  }
+  // Once, in the weight prologue: panels in parallel, rows of a panel as
+  // vectors. A [N, K] input is read down its columns (a gather; bf16:
+  // scalar, see above).
+  if (bf16 && !transposeB)
+    out.vectorize(vars[3]).vectorize(j, kVectorLanes).unroll(j);
+  else if (!bf16)
+    out.vectorize(j, kVectorLanes).unroll(j);
+  out.parallel(p);
+  return out;
+}
+
 llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
   auto matmul = llvm::dyn_cast<mlir::tfc::MatmulOp>(ctx.op);
   if (!matmul)
     return ctx.error("not a matmul");
+  std::optional<int64_t> packedN;
+  if (std::optional<uint64_t> n = matmul.getPackedN())
+    packedN = static_cast<int64_t>(*n);
   return buildMatmulWithEpilogue(
-      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(),
+      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(), packedN,
       [](Expr acc, const std::vector<Var> &) { return acc; },
       /*longEpilogue=*/false);
 }

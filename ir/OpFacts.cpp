@@ -93,6 +93,13 @@ std::optional<OpFlops> MatmulOp::countFlops() {
 LogicalResult MatmulOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
                                             std::vector<SymShape> &results) {
   const SymShape &a = ctx.operandShape(0), &b = ctx.operandShape(1);
+  if (std::optional<uint64_t> n = getPackedN()) {
+    if (a.size() < 2)
+      return ctx.fail("lhs must have rank >= 2");
+    SymShape r(a.begin(), a.end() - 1);
+    r.push_back(DimExpr::of(static_cast<int64_t>(*n)));
+    return single(results, std::move(r));
+  }
   if (a.size() < 2 || b.size() < 2)
     return ctx.fail("operands must have rank >= 2");
   FailureOr<SymShape> batch = ctx.broadcast(
@@ -112,10 +119,14 @@ std::optional<OpFlops> LinearOp::countFlops() {
 LogicalResult LinearOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
                                             std::vector<SymShape> &results) {
   const SymShape &x = ctx.operandShape(0), &w = ctx.operandShape(1);
-  if (x.empty() || w.size() != 2)
+  std::optional<uint64_t> n = getPackedN();
+  if (x.empty() || (!n && w.size() != 2))
     return ctx.fail("x must have rank >= 1 and w rank 2");
   SymShape r(x.begin(), x.end() - 1);
-  r.push_back(getTransposeB() ? w[0] : w[1]);
+  if (n)
+    r.push_back(DimExpr::of(static_cast<int64_t>(*n)));
+  else
+    r.push_back(getTransposeB() ? w[0] : w[1]);
   return single(results, std::move(r));
 }
 

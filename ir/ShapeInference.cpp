@@ -49,6 +49,47 @@ FailureOr<int64_t> readAxis(IntegerAttr attr, RankedTensorType type,
   return axis;
 }
 
+/// A product weight packed by tfc.pack_panels for `packed_n` = `n`
+/// columns: checks its layout (panelShape, no transpose_b) and returns K.
+FailureOr<int64_t> packedWeightK(RankedTensorType w, int64_t n,
+                                 bool transposeB, EmitErrorFn emitError) {
+  Type element = w.getElementType();
+  int64_t rank = element.isBF16() ? 4 : 3;
+  if (transposeB || n <= 0 || !w.hasStaticShape() || w.getRank() != rank)
+    return emitError() << "packed_n = " << n << " needs a positive N, no "
+                       << "transpose_b and a static rank-" << rank
+                       << " panel weight (tfc.pack_panels), got " << str(w);
+  int64_t k = w.getDimSize(1) * (element.isBF16() ? 2 : 1);
+  if (llvm::ArrayRef<int64_t>(panelShape(k, n, element)) != w.getShape())
+    return emitError() << "weight " << str(w)
+                       << " is not a panel layout of N = " << n
+                       << " columns (tfc.pack_panels)";
+  return k;
+}
+
+/// The result of a product of `x` ([..., M, K], f32) and a packed weight.
+LogicalResult inferPackedProduct(RankedTensorType x, RankedTensorType w,
+                                 int64_t n, bool transposeB,
+                                 EmitErrorFn emitError,
+                                 SmallVectorImpl<Type> &types) {
+  FailureOr<int64_t> k = packedWeightK(w, n, transposeB, emitError);
+  if (failed(k))
+    return failure();
+  if (x.getRank() < 2 || !x.getElementType().isF32())
+    return emitError() << "the lhs of a packed weight must be an f32 tensor "
+                          "of rank >= 2, got "
+                       << str(x);
+  int64_t kX = x.getShape().back();
+  if (!ShapedType::isDynamic(kX) && kX != *k)
+    return emitError() << "contraction dims differ: lhs " << str(x)
+                       << " has K=" << kX << ", packed weight " << str(w)
+                       << " has K=" << *k;
+  SmallVector<int64_t> shape(x.getShape().drop_back());
+  shape.push_back(n);
+  types.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
 /// Elementwise binary ops and cmp: numpy broadcasting, equal element types.
 /// `resultElement` overrides the result element type (cmp: i1).
 LogicalResult inferBroadcastBinary(Value lhsValue, Value rhsValue,
@@ -291,6 +332,10 @@ LogicalResult MatmulOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
     return failure();
   if (lhs->getRank() < 2)
     return emitError() << "lhs must have rank >= 2, got " << str(*lhs);
+  if (IntegerAttr packed = adaptor.getProperties().packed_n)
+    return inferPackedProduct(*lhs, *rhs, packed.getInt(),
+                              getBool(adaptor.getProperties().transpose_b),
+                              emitError, types);
   if (rhs->getRank() < 2)
     return emitError() << "rhs must have rank >= 2, got " << str(*rhs);
   // A bf16 rhs is a weight (`--dtype bf16`): rank 2, with an f32 lhs.
@@ -329,6 +374,28 @@ LogicalResult MatmulOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
+
+LogicalResult PackPanelsOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
+                                       SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> input =
+      getRanked(adaptor.getInput(), "input", emitError);
+  if (failed(input))
+    return failure();
+  bool transposeB = getBool(adaptor.getProperties().transpose_b);
+  Type element = input->getElementType();
+  if (input->getRank() != 2 || !input->hasStaticShape())
+    return emitError() << "input must be a static rank-2 weight, got "
+                       << str(*input);
+  int64_t k = input->getDimSize(transposeB ? 1 : 0);
+  int64_t n = input->getDimSize(transposeB ? 0 : 1);
+  if (element.isBF16() && k % 2 != 0)
+    return emitError() << "a bf16 weight needs an even K (pairs of K), got "
+                       << str(*input) << (transposeB ? " (transpose_b)" : "");
+  if (k == 0 || n == 0)
+    return emitError() << "input must not be empty, got " << str(*input);
+  types.push_back(RankedTensorType::get(panelShape(k, n, element), element));
+  return success();
+}
 
 LogicalResult TransposeOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
                                       SmallVectorImpl<Type> &types) {
@@ -897,6 +964,20 @@ LogicalResult LinearOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
     return failure();
   if (x->getRank() < 2)
     return emitError() << "x must have rank >= 2, got " << str(*x);
+  if (IntegerAttr packed = adaptor.getProperties().packed_n) {
+    if (failed(inferPackedProduct(*x, *w, packed.getInt(),
+                                  getBool(adaptor.getProperties().transpose_b),
+                                  emitError, types)))
+      return failure();
+    if (Value biasValue = adaptor.getBias()) {
+      auto bias = dyn_cast<RankedTensorType>(biasValue.getType());
+      if (!bias || bias.getRank() != 1 || !bias.getElementType().isF32() ||
+          (!bias.isDynamicDim(0) && bias.getDimSize(0) != packed.getInt()))
+        return emitError() << "bias must be a rank-1 f32 tensor of N="
+                           << packed.getInt() << " elements";
+    }
+    return success();
+  }
   if (w->getRank() != 2)
     return emitError() << "w must have rank 2, got " << str(*w);
   if (!x->getElementType().isF32() ||
@@ -938,4 +1019,12 @@ LogicalResult LinearOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
   shape.push_back(n);
   types.push_back(RankedTensorType::get(shape, x->getElementType()));
   return success();
+}
+
+SmallVector<int64_t> mlir::tfc::panelShape(int64_t k, int64_t n,
+                                           Type elementType) {
+  int64_t panels = (n + kPanelColumns - 1) / kPanelColumns;
+  if (elementType.isBF16())
+    return {panels, k / 2, kPanelColumns, 2};
+  return {panels, k, kPanelColumns};
 }

@@ -154,6 +154,9 @@ def Tfc_LinearOp : Tfc_InferOp<"linear", [Tfc_Family<"Fused">, Tfc_CustomFlops,
     - `w` is a rank-2 weight, `[K, N]`, or `[N, K]` when `transpose_b` is
       set (nn.Linear's stored layout); f32, or bf16 under `--dtype bf16`
       (products then round `x` to bf16 and accumulate in f32);
+    - or, with `packed_n = N`, `w` is laid out in column panels by
+      `tfc.pack_panels` (`[ceil(N / 48), K, 48]`; bf16
+      `[ceil(N / 48), K / 2, 48, 2]`), without `transpose_b`;
     - `bias` (optional) is rank 1 of length `N`, added to every row;
     - `activation` is one of `"none"` (default), `"relu"`, `"gelu"` (exact,
       erf: `tfc.gelu`), `"gelu_tanh"` (`tfc.gelu {approximate = "tanh"}`)
@@ -170,7 +173,8 @@ def Tfc_LinearOp : Tfc_InferOp<"linear", [Tfc_Family<"Fused">, Tfc_CustomFlops,
   let arguments = (ins Tfc_FloatTensor:$x, Tfc_WeightTensor:$w,
                        Optional<Tfc_FloatTensor>:$bias,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                       OptionalAttr<I64Attr>:$packed_n);
   let results = (outs Tfc_InferredTensor:$result);
   let assemblyFormat = [{
     $x `,` $w (`,` $bias^)? attr-dict `:` functional-type(operands, results)

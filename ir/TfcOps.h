@@ -33,6 +33,14 @@ namespace mlir::tfc {
 /// `inferReturnTypes` (errors at an optional location, or none).
 using EmitErrorFn = llvm::function_ref<InFlightDiagnostic()>;
 
+/// Columns of a weight panel (tfc.pack_panels): the CPU matmul kernels'
+/// register tile, 3 AVX-512 vectors of f32 (codegen/MatmulKernel.cpp).
+constexpr int64_t kPanelColumns = 48;
+
+/// The shape `tfc.pack_panels` gives a [K, N] weight of `elementType`
+/// ([ceil(N / 48), K, 48]; bf16: [ceil(N / 48), K / 2, 48, 2]).
+llvm::SmallVector<int64_t> panelShape(int64_t k, int64_t n, Type elementType);
+
 namespace detail {
 
 /// Result type given by the builders when inference fails, so that the op can

@@ -345,6 +345,11 @@ def Tfc_MatmulOp : Tfc_InferOp<"matmul", [Tfc_Family<"Matmul">, Tfc_CustomFlops,
     (`--dtype bf16`): products then round `lhs` to bf16 and accumulate in
     f32.
 
+    With `packed_n = N`, `rhs` is a weight in the CPU kernels' column
+    panels, as `tfc.pack_panels` lays it out (`[ceil(N / 48), K, 48]`, or
+    `[ceil(N / 48), K / 2, 48, 2]` in bf16) and N is the result's last
+    dimension; `transpose_b` is then false. Set by `weight-layout`.
+
     ```mlir
     %y = tfc.matmul %x, %w : (tensor<?x?x768xf32>, tensor<768x2304xf32>) -> tensor<?x?x2304xf32>
     %s = tfc.matmul %q, %k {transpose_b = true}
@@ -352,7 +357,8 @@ def Tfc_MatmulOp : Tfc_InferOp<"matmul", [Tfc_Family<"Matmul">, Tfc_CustomFlops,
     ```
   }];
   let arguments = (ins Tfc_FloatTensor:$lhs, Tfc_WeightTensor:$rhs,
-                       DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+                       OptionalAttr<I64Attr>:$packed_n);
   let results = (outs Tfc_InferredTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
@@ -371,6 +377,45 @@ def Tfc_MatmulOp : Tfc_InferOp<"matmul", [Tfc_Family<"Matmul">, Tfc_CustomFlops,
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
+
+def Tfc_PackPanelsOp : Tfc_InferOp<"pack_panels",
+    [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>, Tfc_StaticShape]> {
+  let summary = "a product weight laid out in the CPU kernels' column panels";
+  let description = [{
+    Lays out a static rank-2 weight, `[K, N]` (or `[N, K]` with
+    `transpose_b`, nn.Linear's stored layout), in column panels of 48
+    (`kPanelColumns`: the CPU matmul kernels' register tile, 3 AVX-512
+    vectors) so that a kernel reads each panel as one contiguous stream:
+
+    - f32: `[ceil(N / 48), K, 48]`, `result[p, k, j] = w[k, 48 p + j]`;
+    - bf16 (K even): `[ceil(N / 48), K / 2, 48, 2]`,
+      `result[p, k2, j, i] = w[2 k2 + i, 48 p + j]`: the pairs of K that
+      `vdpbf16ps` multiplies lie side by side.
+
+    Columns past N (the last panel's tail) are zero. Only a `tfc.matmul` or
+    `tfc.linear` with `packed_n = N` reads the result; it is a weight-only
+    step, which the runtime computes once (the weight prologue). Created by
+    `weight-layout` (f32) and `bf16-weights`.
+
+    ```mlir
+    %p = tfc.pack_panels %w {transpose_b = true}
+        : tensor<3072x768xf32> -> tensor<64x768x48xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_WeightTensor:$input,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+  let results = (outs Tfc_InferredTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let inferredBuilders = [
+    Tfc_InferredBuilder<(ins "::mlir::Value":$input,
+                             CArg<"bool", "false">:$transpose_b), [{
+      $_state.addOperands(input);
+      $_state.getOrAddProperties<Properties>().transpose_b =
+          $_builder.getBoolAttr(transpose_b);
+    }]>,
+  ];
+}
+
 
 def Tfc_TransposeOp : Tfc_InferOp<"transpose",
     [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,

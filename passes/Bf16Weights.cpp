@@ -2,21 +2,24 @@
 //
 // Pass `bf16-weights` (`--dtype bf16`, docs/runtime.md#bf16): makes every
 // tfc.matmul / tfc.linear whose weight is a static rank-2 f32 value computed
-// from parameters and constants alone (isWeightOnly) read
-// `tfc.cast(w) : bf16` instead. The cast is a weight-only step: the executor
-// computes it once, when it is created (the weight prologue), and frees the
-// f32 values only the prologue read. The matmul kernel then reads half the
-// bytes and multiplies on AVX512_BF16 (`vdpbf16ps`, f32 accumulation;
-// codegen/MatmulKernel.cpp). Everything else (activations, norms, biases,
-// embeddings) stays f32.
+// from parameters and constants alone (isWeightOnly), or the column panels
+// of one (`weight-layout`'s tfc.pack_panels), read
+// `tfc.pack_panels(tfc.cast(w) : bf16)` instead: the bf16 panels
+// ([ceil(N / 48), K / 2, 48, 2], pairs of K side by side), with
+// `packed_n = N`. The cast and the packing are weight-only steps: the
+// executor computes them once, when it is created (the weight prologue),
+// and frees the f32 values only the prologue read. The matmul kernel then
+// reads half the bytes and multiplies on AVX512_BF16 (`vdpbf16ps`, f32
+// accumulation; codegen/MatmulKernel.cpp). Everything else (activations,
+// norms, biases, embeddings) stays f32.
 //
-// The kernel reads bf16 weights as [K, N]: a product that still has
-// transpose_b after `weight-layout` (GPT-2's tied LM head, whose [N, K]
-// f32 parameter the embedding gathers) reads `cast(transpose(w))` instead;
-// the bf16 copy is new memory either way, and the f32 transpose is a
-// prologue temporary. A weight whose contraction length K is odd is left
-// f32: the kernel multiplies pairs of K. One cast per weight value, shared
-// by its products. Runs after `weight-layout`.
+// A product that still reads [N, K] with transpose_b after `weight-layout`
+// (GPT-2's tied LM head, whose f32 parameter the embedding gathers) reads
+// `pack_panels(cast(w)) {transpose_b}`: the bf16 panels are new memory
+// either way. A weight whose contraction length K is odd, or with fewer
+// than 48 columns (one panel), is left f32. One bf16 weight per weight value
+// and orientation, shared by its products; an f32 tfc.pack_panels left
+// without readers is erased. Runs after `weight-layout`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +30,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 namespace tir = mlir::tfc;
@@ -40,65 +44,62 @@ namespace tfc {
 
 namespace {
 
-/// The weight operand of a product and whether it is read as [N, K].
-struct ProductWeight {
-  OpOperand *operand = nullptr;
+/// The f32 weight a product reads and its orientation ([N, K] if
+/// `transposeB`): its weight operand, or the input of its f32 panels.
+struct SourceWeight {
+  Value w;
   bool transposeB = false;
 };
 
-std::optional<ProductWeight> productWeight(Operation *op) {
-  if (auto matmul = dyn_cast<tir::MatmulOp>(op))
-    return ProductWeight{&matmul.getRhsMutable(), matmul.getTransposeB()};
-  if (auto linear = dyn_cast<tir::LinearOp>(op))
-    return ProductWeight{&linear.getWMutable(), linear.getTransposeB()};
-  return std::nullopt;
-}
-
-/// Weights with fewer columns stay f32: the bf16 kernel's column tile
-/// (kTileN in codegen/MatmulKernel.cpp), which it needs whole.
-constexpr int64_t kMinColumns = 48;
-
-/// Whether the weight `w` of a product becomes bf16.
-bool isCandidate(Value w, bool transposeB) {
-  auto type = dyn_cast<RankedTensorType>(w.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
-      !type.getElementType().isF32())
-    return false;
-  int64_t k = type.getDimSize(transposeB ? 1 : 0);
-  int64_t n = type.getDimSize(transposeB ? 0 : 1);
-  return k % 2 == 0 && n >= kMinColumns && isWeightOnly(w);
+/// The f32 weight of the product `pw` that becomes bf16, if it does.
+std::optional<SourceWeight> sourceWeight(const ProductWeight &pw) {
+  SourceWeight src{pw.operand->get(), pw.transposeB};
+  if (pw.packed) {
+    auto pack = src.w.getDefiningOp<tir::PackPanelsOp>();
+    if (!pack)
+      return std::nullopt;
+    src = {pack.getInput(), pack.getTransposeB()};
+  }
+  auto type = dyn_cast<RankedTensorType>(src.w.getType());
+  if (!type || !type.getElementType().isF32() || !isWeightOnly(src.w))
+    return std::nullopt;
+  // The bf16 panels need an even K (isPanelCandidate checks only bf16).
+  int64_t k = type.getRank() == 2 ? type.getDimSize(src.transposeB ? 1 : 0)
+                                  : 1;
+  if (k % 2 != 0 || !isPanelCandidate(src.w, src.transposeB))
+    return std::nullopt;
+  return src;
 }
 
 struct Bf16WeightsPass : impl::Bf16WeightsBase<Bf16WeightsPass> {
   void runOnOperation() override {
-    llvm::SmallVector<std::pair<OpOperand *, Value>> uses;
+    llvm::SmallVector<std::pair<Operation *, SourceWeight>> products;
     getOperation()->walk([&](Operation *op) {
-      std::optional<ProductWeight> pw = productWeight(op);
-      if (pw && isCandidate(pw->operand->get(), pw->transposeB))
-        uses.push_back({pw->operand, pw->operand->get()});
+      if (std::optional<ProductWeight> pw = productWeight(op))
+        if (std::optional<SourceWeight> src = sourceWeight(*pw))
+          products.push_back({op, *src});
     });
-    // Per weight value and orientation: its [K, N] bf16 copy.
+    // Per f32 weight value and orientation: its bf16 panels.
     llvm::DenseMap<std::pair<Value, unsigned>, Value> converted;
-    for (auto [operand, w] : uses) {
-      Operation *product = operand->getOwner();
-      bool transposeB = productWeight(product)->transposeB;
-      Value &bf16 = converted[{w, transposeB ? 1u : 0u}];
+    llvm::SetVector<Operation *> oldPanels;
+    for (auto [product, src] : products) {
+      Value &bf16 = converted[{src.w, src.transposeB ? 1u : 0u}];
       if (!bf16) {
-        OpBuilder builder(w.getContext());
-        builder.setInsertionPointAfterValue(w);
-        Value kn = w;
-        if (transposeB)
-          kn = builder.create<tir::TransposeOp>(w.getLoc(), w,
-                                                llvm::ArrayRef<int64_t>{1, 0});
-        bf16 = builder.create<tir::CastOp>(w.getLoc(), kn,
-                                           builder.getBF16Type());
+        OpBuilder builder(src.w.getContext());
+        builder.setInsertionPointAfterValue(src.w);
+        Value cast = builder.create<tir::CastOp>(src.w.getLoc(), src.w,
+                                                 builder.getBF16Type());
+        bf16 = builder.create<tir::PackPanelsOp>(src.w.getLoc(), cast,
+                                                 src.transposeB);
       }
-      operand->set(bf16);
-      if (auto matmul = dyn_cast<tir::MatmulOp>(product))
-        matmul.setTransposeB(false);
-      else if (auto linear = dyn_cast<tir::LinearOp>(product))
-        linear.setTransposeB(false);
+      Value old = productWeight(product)->operand->get();
+      if (Operation *def = old.getDefiningOp<tir::PackPanelsOp>())
+        oldPanels.insert(def);
+      setProductWeight(product, bf16);
     }
+    for (Operation *pack : oldPanels)
+      if (pack->use_empty())
+        pack->erase();
   }
 };
 

@@ -124,11 +124,48 @@ bool isWeightOnly(Value value, unsigned depth) {
   if (isa<tir::ParamOp, tir::ConstantOp>(def))
     return true;
   if (!isa<tir::SliceOp, tir::TransposeOp, tir::ReshapeOp, tir::ConcatOp,
-           tir::CastOp>(def))
+           tir::CastOp, tir::PackPanelsOp>(def))
     return false;
   return llvm::all_of(def->getOperands(), [&](Value operand) {
     return isWeightOnly(operand, depth + 1);
   });
+}
+
+std::optional<ProductWeight> productWeight(Operation *op) {
+  if (auto matmul = dyn_cast<tir::MatmulOp>(op))
+    return ProductWeight{&matmul.getRhsMutable(), matmul.getTransposeB(),
+                         matmul.getPackedN().has_value()};
+  if (auto linear = dyn_cast<tir::LinearOp>(op))
+    return ProductWeight{&linear.getWMutable(), linear.getTransposeB(),
+                         linear.getPackedN().has_value()};
+  return std::nullopt;
+}
+
+bool isPanelCandidate(Value w, bool transposeB) {
+  auto type = dyn_cast<RankedTensorType>(w.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return false;
+  int64_t k = type.getDimSize(transposeB ? 1 : 0);
+  int64_t n = type.getDimSize(transposeB ? 0 : 1);
+  return n >= tir::kPanelColumns && k > 0 &&
+         (!type.getElementType().isBF16() || k % 2 == 0);
+}
+
+void setProductWeight(Operation *op, Value w) {
+  std::optional<uint64_t> packedN;
+  if (auto pack = w.getDefiningOp<tir::PackPanelsOp>()) {
+    auto in = cast<RankedTensorType>(pack.getInput().getType());
+    packedN = in.getDimSize(pack.getTransposeB() ? 0 : 1);
+  }
+  if (auto matmul = dyn_cast<tir::MatmulOp>(op)) {
+    matmul.getRhsMutable().assign(w);
+    matmul.setTransposeB(false);
+    matmul.setPackedN(packedN);
+  } else if (auto linear = dyn_cast<tir::LinearOp>(op)) {
+    linear.getWMutable().assign(w);
+    linear.setTransposeB(false);
+    linear.setPackedN(packedN);
+  }
 }
 
 Operation *rootParam(Value value) {

@@ -119,31 +119,34 @@ def PrintFusionReport : Pass<"tfc-fusion-report", "::mlir::ModuleOp"> {
 }
 
 def WeightLayout : Pass<"weight-layout", "::mlir::ModuleOp"> {
-  let summary = "transpose_b product weights -> [K, N] weights, where free";
+  let summary = "product weights -> column panels laid out once, where free";
   let description = [{
-    Makes every `tfc.matmul` / `tfc.linear` with `transpose_b` on a static
-    rank-2 weight (computed from parameters and constants alone) read
-    `tfc.transpose(w)` with `transpose_b = false`: the transpose is a
-    weight-only step that the runtime computes once, and the matmul kernel
-    reads its weight panels from contiguous rows. A weight whose parameters
-    are also read by anything other than such products (GPT-2's tied LM head:
-    `wte` is gathered by the embedding) is left as `[N, K]`, so that no
-    transposed copy is kept next to it. Runs on the module: every entry's
-    readers of a checkpoint tensor count. Must run after the last
-    `tfc-simplify`, which folds `matmul(x, transpose(w))` back into
-    `transpose_b`.
+    Makes every `tfc.matmul` / `tfc.linear` on a static rank-2 weight
+    (computed from parameters and constants alone) read
+    `tfc.pack_panels(w)` (`[ceil(N / 48), K, 48]`, with the product's
+    `transpose_b`) with `packed_n = N` instead: a weight-only step that the
+    runtime computes once, so that the matmul kernels read each panel of 48
+    columns as one stream and copy no panel per call. A weight of fewer than
+    48 columns is read as `[K, N]` (`tfc.transpose(w)` for a `transpose_b`
+    product). A weight whose parameters are also read by anything other than
+    such products (GPT-2's tied LM head: `wte` is gathered by the embedding)
+    is left as it is, so that no second copy is kept next to it. Runs on the
+    module: every entry's readers of a checkpoint tensor count. Must run
+    after the last `tfc-simplify`, which folds `matmul(x, transpose(w))` back
+    into `transpose_b`.
   }];
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
 
 def Bf16Weights : Pass<"bf16-weights", "::mlir::ModuleOp"> {
-  let summary = "product weights -> bf16 (--dtype bf16)";
+  let summary = "product weights -> bf16 panels (--dtype bf16)";
   let description = [{
     Makes every `tfc.matmul` / `tfc.linear` whose weight is a static rank-2
-    f32 value computed from parameters and constants alone (with an even
-    contraction length K) read `tfc.cast(w)` to bf16, as `[K, N]` (a
-    `transpose_b` product reads `cast(transpose(w))` without it): weight-only
-    steps the runtime computes once. The kernels multiply bf16 pairs with f32
+    f32 value computed from parameters and constants alone, or the f32
+    panels of one, read `tfc.pack_panels(tfc.cast(w) : bf16)` (pairs of K
+    side by side, `[ceil(N / 48), K / 2, 48, 2]`) with `packed_n = N`:
+    weight-only steps the runtime computes once. Weights with an odd K or
+    fewer than 48 columns stay f32. The kernels multiply bf16 pairs with f32
     accumulation (AVX512_BF16). Not part of the default pipeline: run when
     `--dtype bf16` asks for it, after `weight-layout`.
   }];

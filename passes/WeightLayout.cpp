@@ -1,31 +1,34 @@
-//===- WeightLayout.cpp - [N, K] product weights -> [K, N] ----------------===//
+//===- WeightLayout.cpp - Product weights -> column panels ----------------===//
 //
 // Pass `weight-layout`: chooses the layout in which the matmul kernels read
-// their weights. A tfc.matmul or tfc.linear with `transpose_b` reads its
-// rank-2 weight as [N, K] (nn.Linear's [out, in]); this pass makes it read
-// `tfc.transpose(w)` ([K, N]) with transpose_b = false instead, when that
-// costs no memory. The transpose is weight-only: the executor computes it
+// their weights. A tfc.matmul or tfc.linear reads a rank-2 weight as [K, N],
+// or as [N, K] with `transpose_b` (nn.Linear's [out, in]). This pass makes
+// it read the weight laid out once in the CPU kernels' column panels
+// instead, `tfc.pack_panels(w)` ([ceil(N / 48), K, 48]: each panel of 48
+// columns is K rows of 48 contiguous elements), with `packed_n = N`, when
+// that costs no memory. The packing is weight-only: the executor computes it
 // once, when it is created (runtime/Executor.cpp, "weight prologue"), and
-// drops the [N, K] original that only the prologue reads. The matmul kernel
-// then packs its weight panels from contiguous rows instead of transposing
-// [N, K] rows on every call (codegen/MatmulKernel.cpp; BERT's FFN output
-// projection, K = 3072, went from ~115 to ~195 GFLOP/s at M = 128).
+// drops the original that only the prologue read. The kernels then read
+// each panel as one stream, and no kernel copies a panel per call
+// (codegen/MatmulKernel.cpp).
 //
-// The algorithm, for every such product whose weight `w` is static and
+// The algorithm, for every product whose weight `w` is static, rank 2, and
 // computed from tfc.param and tfc.constant alone (isWeightOnly: a param, a
 // merged-QKV concatenation of params, a slice ...):
 //
 //  1. The parameters `w` reads are found (by name: every entry function has
 //     its own tfc.param ops for one checkpoint tensor).
 //  2. Every reader of those parameters in the module is followed through
-//     weight-only ops. If one of them is not a transpose_b product reading
-//     the value as its weight (GPT-2's tied LM head: `wte` is also gathered
-//     by the embedding), the [N, K] tensor has to stay: a transposed copy
-//     would be kept next to it (154 MB for GPT-2 small). The product is
-//     left as it is and the kernel reads [N, K] (transpose_b).
-//  3. Otherwise the product reads `tfc.transpose(w) {perm = [1, 0]}`, one
-//     transpose per weight value (inserted right after its definition,
-//     shared by every product of that value).
+//     weight-only ops. If one of them is not a product reading the value as
+//     its weight (GPT-2's tied LM head: `wte` is also gathered by the
+//     embedding), the stored tensor has to stay: a packed copy would be kept
+//     next to it (154 MB for GPT-2 small). The product is left as it is.
+//  3. Otherwise the product reads `tfc.pack_panels(w)` (with the product's
+//     `transpose_b`), one per weight value and orientation, inserted right
+//     after the value's definition and shared by its products. A weight with
+//     fewer than 48 columns (one panel) is read as [K, N] instead: a
+//     transpose_b product reads `tfc.transpose(w)`, as a panel would be
+//     mostly padding.
 //
 // The pass runs last in the default pipeline: tfc-simplify turns
 // `matmul(x, transpose(w))` back into transpose_b.
@@ -55,20 +58,28 @@ namespace tfc {
 
 namespace {
 
-/// The weight operand of a transpose_b product, or null if `op` is not one.
-Value transposedWeight(Operation *op) {
-  if (auto matmul = dyn_cast<tir::MatmulOp>(op))
-    return matmul.getTransposeB() ? matmul.getRhs() : Value();
-  if (auto linear = dyn_cast<tir::LinearOp>(op))
-    return linear.getTransposeB() ? linear.getW() : Value();
-  return Value();
+/// The weight operand of an unpacked product, or none if `op` is not one.
+std::optional<ProductWeight> weightOf(Operation *op) {
+  std::optional<ProductWeight> pw = productWeight(op);
+  if (!pw || pw->packed)
+    return std::nullopt;
+  return pw;
 }
 
-/// Whether `w` is a weight this pass may lay out as [K, N].
+/// Whether `w` is a weight this pass may lay out anew.
 bool isCandidate(Value w) {
   auto type = dyn_cast<RankedTensorType>(w.getType());
   return type && type.getRank() == 2 && type.hasStaticShape() &&
          isWeightOnly(w);
+}
+
+/// Whether the pass gives the product `op` reading `use` a new layout: its
+/// weight is a candidate, read as [N, K] or wide enough for a panel.
+bool isRewritten(Operation *op, OpOperand &use) {
+  std::optional<ProductWeight> pw = weightOf(op);
+  if (!pw || pw->operand != &use || !isCandidate(use.get()))
+    return false;
+  return pw->transposeB || isPanelCandidate(use.get(), false);
 }
 
 /// The names of the tfc.params the weight-only value `w` is computed from.
@@ -85,31 +96,30 @@ void collectParamNames(Value w, llvm::StringSet<> &names) {
 }
 
 /// Per checkpoint tensor name: whether every reader, through weight-only
-/// ops, is a transpose_b product reading it as its candidate weight.
+/// ops, is a product reading it as its candidate weight.
 class ReaderIndex {
 public:
   explicit ReaderIndex(ModuleOp module) {
     module.walk([&](tir::ParamOp param) {
-      bool &ok = onlyTransposedProducts.try_emplace(param.getName(), true)
-                     .first->second;
-      ok = ok && readersAreTransposedProducts(param.getResult());
+      bool &ok = onlyProducts.try_emplace(param.getName(), true).first->second;
+      ok = ok && readersAreProducts(param.getResult());
     });
   }
 
-  /// Whether all of `w`'s parameters are read only by transpose_b products.
+  /// Whether all of `w`'s parameters are read only by products.
   bool layoutIsFree(Value w) const {
     llvm::StringSet<> names;
     collectParamNames(w, names);
     for (const auto &name : names) {
-      auto it = onlyTransposedProducts.find(name.getKey());
-      if (it == onlyTransposedProducts.end() || !it->second)
+      auto it = onlyProducts.find(name.getKey());
+      if (it == onlyProducts.end() || !it->second)
         return false;
     }
     return true;
   }
 
 private:
-  static bool readersAreTransposedProducts(Value root) {
+  static bool readersAreProducts(Value root) {
     llvm::SmallVector<Value> work = {root};
     llvm::SmallPtrSet<Operation *, 8> seen;
     while (!work.empty()) {
@@ -118,7 +128,7 @@ private:
         Operation *user = use.getOwner();
         if (!seen.insert(user).second)
           continue;
-        if (transposedWeight(user) == value && isCandidate(value))
+        if (isRewritten(user, use))
           continue;
         if (user->getNumResults() == 1 && isWeightOnly(user->getResult(0))) {
           work.push_back(user->getResult(0));
@@ -130,18 +140,16 @@ private:
     return true;
   }
 
-  llvm::StringMap<bool> onlyTransposedProducts;
+  llvm::StringMap<bool> onlyProducts;
 };
 
-/// Makes the product `op` read `t` ([K, N]) without transpose_b.
-void readKN(Operation *op, Value t) {
-  if (auto matmul = dyn_cast<tir::MatmulOp>(op)) {
-    matmul.getRhsMutable().assign(t);
-    matmul.setTransposeB(false);
-  } else if (auto linear = dyn_cast<tir::LinearOp>(op)) {
-    linear.getWMutable().assign(t);
-    linear.setTransposeB(false);
-  }
+/// The value a product reads for `w` in orientation `transposeB`: its
+/// panels, or (fewer columns than a panel) its [K, N] transpose.
+Value newLayout(OpBuilder &builder, Value w, bool transposeB) {
+  if (!isPanelCandidate(w, transposeB))
+    return builder.create<tir::TransposeOp>(w.getLoc(), w,
+                                            llvm::ArrayRef<int64_t>{1, 0});
+  return builder.create<tir::PackPanelsOp>(w.getLoc(), w, transposeB);
 }
 
 struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
@@ -150,21 +158,22 @@ struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
     ReaderIndex readers(module);
     llvm::SmallVector<Operation *> products;
     module.walk([&](Operation *op) {
-      Value w = transposedWeight(op);
-      if (w && isCandidate(w) && readers.layoutIsFree(w))
+      std::optional<ProductWeight> pw = weightOf(op);
+      if (pw && isRewritten(op, *pw->operand) &&
+          readers.layoutIsFree(pw->operand->get()))
         products.push_back(op);
     });
-    llvm::DenseMap<Value, Value> transposed;
+    llvm::DenseMap<std::pair<Value, unsigned>, Value> laidOut;
     for (Operation *op : products) {
-      Value w = transposedWeight(op);
-      Value &t = transposed[w];
+      ProductWeight pw = *weightOf(op);
+      Value w = pw.operand->get();
+      Value &t = laidOut[{w, pw.transposeB ? 1u : 0u}];
       if (!t) {
         OpBuilder builder(op->getContext());
         builder.setInsertionPointAfterValue(w);
-        t = builder.create<tir::TransposeOp>(w.getLoc(), w,
-                                             llvm::ArrayRef<int64_t>{1, 0});
+        t = newLayout(builder, w, pw.transposeB);
       }
-      readKN(op, t);
+      setProductWeight(op, t);
     }
   }
 };

@@ -646,3 +646,43 @@ func.func @cast_bf16_to_int(%a: tensor<4xbf16>) {
   %0 = tfc.cast %a : tensor<4xbf16> to tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @pack_panels_odd_bf16(%w: tensor<33x96xbf16>) {
+  // expected-error @+1 {{'tfc.pack_panels' op a bf16 weight needs an even K (pairs of K), got tensor<33x96xbf16>}}
+  %0 = tfc.pack_panels %w : tensor<33x96xbf16> -> tensor<2x16x48x2xbf16>
+  return
+}
+
+// -----
+
+func.func @pack_panels_dynamic(%w: tensor<?x96xf32>) {
+  // expected-error @+1 {{'tfc.pack_panels' op input must be a static rank-2 weight, got tensor<?x96xf32>}}
+  %0 = tfc.pack_panels %w : tensor<?x96xf32> -> tensor<2x?x48xf32>
+  return
+}
+
+// -----
+
+func.func @packed_n_mismatch(%x: tensor<?x64xf32>, %p: tensor<3x64x48xf32>) {
+  // expected-error @+1 {{'tfc.matmul' op weight tensor<3x64x48xf32> is not a panel layout of N = 96 columns (tfc.pack_panels)}}
+  %0 = tfc.matmul %x, %p {packed_n = 96 : i64} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x96xf32>
+  return
+}
+
+// -----
+
+func.func @packed_n_transpose(%x: tensor<?x64xf32>, %p: tensor<3x64x48xf32>) {
+  // expected-error @+1 {{'tfc.linear' op packed_n = 100 needs a positive N, no transpose_b and a static rank-3 panel weight (tfc.pack_panels), got tensor<3x64x48xf32>}}
+  %0 = tfc.linear %x, %p {packed_n = 100 : i64, transpose_b = true} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
+  return
+}
+
+// -----
+
+func.func @packed_k_mismatch(%x: tensor<?x32xf32>, %p: tensor<3x64x48xf32>) {
+  // expected-error @+1 {{'tfc.matmul' op contraction dims differ: lhs tensor<?x32xf32> has K=32, packed weight tensor<3x64x48xf32> has K=64}}
+  %0 = tfc.matmul %x, %p {packed_n = 100 : i64} : (tensor<?x32xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
+  return
+}

@@ -176,3 +176,18 @@ func.func @indices(%ids: tensor<?x?xi32>, %past: tensor<?x12x?x64xf32>, %q: tens
   %4 = tfc.causal_mask %s, %s {q_axis = 1 : i64, k_axis = 1 : i64} : (tensor<2x16xi32>, tensor<2x16xi32>) -> tensor<16x16xi1>
   return
 }
+
+// Weights in column panels (weight-layout, bf16-weights) and a product
+// reading them.
+// CHECK-LABEL: func.func @panels
+// CHECK: tfc.pack_panels %{{.*}} {transpose_b = true} : tensor<100x64xf32> -> tensor<3x64x48xf32>
+// CHECK: tfc.linear %{{.*}}, %{{.*}} {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
+// CHECK: tfc.pack_panels %{{.*}} : tensor<64x100xbf16> -> tensor<3x32x48x2xbf16>
+// CHECK: tfc.matmul %{{.*}}, %{{.*}} {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x32x48x2xbf16>) -> tensor<?x100xf32>
+func.func @panels(%x: tensor<?x64xf32>, %w: tensor<100x64xf32>, %v: tensor<64x100xbf16>) -> (tensor<?x100xf32>, tensor<?x100xf32>) {
+  %p = tfc.pack_panels %w {transpose_b = true} : tensor<100x64xf32> -> tensor<3x64x48xf32>
+  %y = tfc.linear %x, %p {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
+  %q = tfc.pack_panels %v : tensor<64x100xbf16> -> tensor<3x32x48x2xbf16>
+  %z = tfc.matmul %x, %q {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x32x48x2xbf16>) -> tensor<?x100xf32>
+  return %y, %z : tensor<?x100xf32>, tensor<?x100xf32>
+}

@@ -1,22 +1,23 @@
 // bf16-weights (--dtype bf16): static rank-2 f32 weights of tfc.matmul and
-// tfc.linear are read through one tfc.cast to bf16 per weight value, as
-// [K, N] (a transpose_b product reads cast(transpose(w))); other products,
-// odd contraction lengths and non-weights are left alone.
+// tfc.linear (or weight-layout's f32 panels of one) are read through one
+// tfc.cast to bf16 and one tfc.pack_panels (pairs of K side by side) per
+// weight value and orientation, with packed_n = N; other products, odd
+// contraction lengths and non-weights are left alone.
 // RUN: tfc-opt %s --bf16-weights -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @products
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[K:.*]]: tensor<?x4x?x16xf32>,
 // CHECK: %[[W:.*]] = tfc.param "l.0.weight" : tensor<128x64xf32>
-// CHECK-NEXT: %[[WT:.*]] = tfc.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<128x64xf32> -> tensor<64x128xf32>
-// CHECK-NEXT: %[[WB:.*]] = tfc.cast %[[WT]] : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK-NEXT: %[[WB:.*]] = tfc.cast %[[W]] : tensor<128x64xf32> to tensor<128x64xbf16>
+// CHECK-NEXT: %[[WP:.*]] = tfc.pack_panels %[[WB]] {transpose_b = true} : tensor<128x64xbf16> -> tensor<3x32x48x2xbf16>
 // CHECK-NEXT: %[[B:.*]] = tfc.param "l.0.bias"
-// CHECK-NEXT: %[[H:.*]] = tfc.linear %[[X]], %[[WB]], %[[B]] {activation = "gelu"} : (tensor<?x?x64xf32>, tensor<64x128xbf16>, tensor<128xf32>) -> tensor<?x?x128xf32>
-// CHECK-NEXT: tfc.matmul %[[X]], %[[WB]] : (tensor<?x?x64xf32>, tensor<64x128xbf16>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: %[[H:.*]] = tfc.linear %[[X]], %[[WP]], %[[B]] {activation = "gelu", packed_n = 128 : i64} : (tensor<?x?x64xf32>, tensor<3x32x48x2xbf16>, tensor<128xf32>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: tfc.matmul %[[X]], %[[WP]] {packed_n = 128 : i64} : (tensor<?x?x64xf32>, tensor<3x32x48x2xbf16>) -> tensor<?x?x128xf32>
 // CHECK-NEXT: %[[V:.*]] = tfc.param "l.1.weight" : tensor<127x32xf32>
 // CHECK-NEXT: tfc.matmul %{{.*}}, %[[V]] : (tensor<?x?x127xf32>, tensor<127x32xf32>) -> tensor<?x?x32xf32>
 // CHECK-NEXT: tfc.matmul %[[K]], %[[K]] {transpose_b = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>)
 // CHECK-NOT: tfc.cast
-// CHECK-NOT: tfc.transpose
+// CHECK-NOT: tfc.pack_panels
 func.func @products(%x: tensor<?x?x64xf32>, %k: tensor<?x4x?x16xf32>, %x2: tensor<?x?x127xf32>) -> (tensor<?x?x128xf32>, tensor<?x?x128xf32>, tensor<?x?x32xf32>, tensor<?x4x?x?xf32>) {
   %w = tfc.param "l.0.weight" : tensor<128x64xf32>
   %b = tfc.param "l.0.bias" : tensor<128xf32>
@@ -35,7 +36,8 @@ func.func @products(%x: tensor<?x?x64xf32>, %k: tensor<?x4x?x16xf32>, %x2: tenso
 // CHECK-LABEL: func.func @merged_qkv
 // CHECK: %[[WT:.*]] = tfc.transpose
 // CHECK-NEXT: %[[WB:.*]] = tfc.cast %[[WT]] : tensor<32x96xf32> to tensor<32x96xbf16>
-// CHECK-NEXT: tfc.linear %{{.*}}, %[[WB]] : (tensor<?x32xf32>, tensor<32x96xbf16>) -> tensor<?x96xf32>
+// CHECK-NEXT: %[[WP:.*]] = tfc.pack_panels %[[WB]] : tensor<32x96xbf16> -> tensor<2x16x48x2xbf16>
+// CHECK-NEXT: tfc.linear %{{.*}}, %[[WP]] {packed_n = 96 : i64} : (tensor<?x32xf32>, tensor<2x16x48x2xbf16>) -> tensor<?x96xf32>
 func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
   %wq = tfc.param "h.0.q.weight" : tensor<32x32xf32>
   %wk = tfc.param "h.0.k.weight" : tensor<32x32xf32>
@@ -56,4 +58,22 @@ func.func @narrow(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
   %w = tfc.param "narrow.weight" : tensor<64x32xf32>
   %y = tfc.matmul %x, %w : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// weight-layout's f32 panels (N = 100, a padded last panel): the bf16
+// panels are packed from the f32 weight they were packed from, and the f32
+// pack, left without readers, is erased.
+// CHECK-LABEL: func.func @f32_panels
+// CHECK: %[[W:.*]] = tfc.param "fc.weight" : tensor<100x64xf32>
+// CHECK-NEXT: %[[WB:.*]] = tfc.cast %[[W]] : tensor<100x64xf32> to tensor<100x64xbf16>
+// CHECK-NEXT: %[[WP:.*]] = tfc.pack_panels %[[WB]] {transpose_b = true} : tensor<100x64xbf16> -> tensor<3x32x48x2xbf16>
+// CHECK-NEXT: tfc.linear %{{.*}}, %[[WP]] {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x32x48x2xbf16>) -> tensor<?x100xf32>
+// CHECK-NOT: tfc.pack_panels
+func.func @f32_panels(%x: tensor<?x64xf32>) -> tensor<?x100xf32> {
+  %w = tfc.param "fc.weight" : tensor<100x64xf32>
+  %p = tfc.pack_panels %w {transpose_b = true} : tensor<100x64xf32> -> tensor<3x64x48xf32>
+  %y = tfc.linear %x, %p {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
+  return %y : tensor<?x100xf32>
 }

@@ -1,22 +1,26 @@
-// weight-layout: transpose_b products on weights read tfc.transpose(w)
-// ([K, N]) instead, unless a parameter of the weight is also read by
-// something else (then a transposed copy would be stored next to it).
+// weight-layout: products on weights read them laid out once in column
+// panels (tfc.pack_panels, packed_n = N), or, narrower than a panel, as
+// [K, N] (tfc.transpose for transpose_b) -- unless a parameter of the
+// weight is also read by something else (then a copy would be stored next
+// to it).
 // RUN: tfc-opt %s --weight-layout -split-input-file | FileCheck %s
 
-// nn.Linear weights, one transpose per weight value, shared by its two
-// products; a matmul and a linear; a product without transpose_b and a
-// batched product (attention scores) are left alone.
+// nn.Linear weights ([N, K], N = 128: 3 panels, the last one padded), one
+// pack per weight value, shared by its two products; a matmul and a
+// linear. A [K, N] weight narrower than a panel (N = 32) and a batched
+// product (attention scores) are left alone.
 // CHECK-LABEL: func.func @nn_linear
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[K:.*]]: tensor<?x4x?x16xf32>)
 // CHECK: %[[W:.*]] = tfc.param "l.0.weight" : tensor<128x64xf32>
-// CHECK-NEXT: %[[WT:.*]] = tfc.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<128x64xf32> -> tensor<64x128xf32>
+// CHECK-NEXT: %[[WP:.*]] = tfc.pack_panels %[[W]] {transpose_b = true} : tensor<128x64xf32> -> tensor<3x64x48xf32>
 // CHECK-NEXT: %[[B:.*]] = tfc.param "l.0.bias"
-// CHECK-NEXT: %[[H:.*]] = tfc.linear %[[X]], %[[WT]], %[[B]] {activation = "gelu"} : (tensor<?x?x64xf32>, tensor<64x128xf32>, tensor<128xf32>) -> tensor<?x?x128xf32>
-// CHECK-NEXT: %[[H2:.*]] = tfc.matmul %[[X]], %[[WT]] : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: %[[H:.*]] = tfc.linear %[[X]], %[[WP]], %[[B]] {activation = "gelu", packed_n = 128 : i64} : (tensor<?x?x64xf32>, tensor<3x64x48xf32>, tensor<128xf32>) -> tensor<?x?x128xf32>
+// CHECK-NEXT: %[[H2:.*]] = tfc.matmul %[[X]], %[[WP]] {packed_n = 128 : i64} : (tensor<?x?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x?x128xf32>
 // CHECK-NEXT: %[[V:.*]] = tfc.param "l.1.weight" : tensor<128x32xf32>
 // CHECK-NEXT: tfc.matmul %[[H]], %[[V]] : (tensor<?x?x128xf32>, tensor<128x32xf32>) -> tensor<?x?x32xf32>
 // CHECK-NEXT: tfc.matmul %[[K]], %[[K]] {transpose_b = true}
 // CHECK-NOT: tfc.transpose
+// CHECK-NOT: tfc.pack_panels
 func.func @nn_linear(%x: tensor<?x?x64xf32>, %k: tensor<?x4x?x16xf32>) -> (tensor<?x?x128xf32>, tensor<?x?x32xf32>, tensor<?x4x?x?xf32>) {
   %w = tfc.param "l.0.weight" : tensor<128x64xf32>
   %b = tfc.param "l.0.bias" : tensor<128xf32>
@@ -30,11 +34,11 @@ func.func @nn_linear(%x: tensor<?x?x64xf32>, %k: tensor<?x4x?x16xf32>) -> (tenso
 
 // -----
 
-// A merged QKV weight (a concatenation of params) is transposed as a whole.
+// A merged QKV weight (a concatenation of params) is packed as a whole.
 // CHECK-LABEL: func.func @merged_qkv
 // CHECK: %[[W:.*]] = tfc.concat
-// CHECK-NEXT: %[[WT:.*]] = tfc.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<96x32xf32> -> tensor<32x96xf32>
-// CHECK-NEXT: tfc.linear %{{.*}}, %[[WT]] : (tensor<?x32xf32>, tensor<32x96xf32>) -> tensor<?x96xf32>
+// CHECK-NEXT: %[[WP:.*]] = tfc.pack_panels %[[W]] {transpose_b = true} : tensor<96x32xf32> -> tensor<2x32x48xf32>
+// CHECK-NEXT: tfc.linear %{{.*}}, %[[WP]] {packed_n = 96 : i64} : (tensor<?x32xf32>, tensor<2x32x48xf32>) -> tensor<?x96xf32>
 func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
   %wq = tfc.param "h.0.q.weight" : tensor<32x32xf32>
   %wk = tfc.param "h.0.k.weight" : tensor<32x32xf32>
@@ -48,13 +52,15 @@ func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
 
 // GPT-2's tied LM head: wte is also gathered by the embedding, in another
 // entry function and through another tfc.param op of the same name, so the
-// head keeps reading [vocab, d] with transpose_b: no transposed copy.
+// head keeps reading [vocab, d] with transpose_b: no second copy.
 // CHECK-LABEL: func.func @embed
 // CHECK-NOT: tfc.transpose
+// CHECK-NOT: tfc.pack_panels
 // CHECK-LABEL: func.func @head
 // CHECK: %[[E:.*]] = tfc.param "wte.weight" : tensor<100x16xf32>
 // CHECK-NEXT: tfc.matmul %{{.*}}, %[[E]] {transpose_b = true} : (tensor<?x?x16xf32>, tensor<100x16xf32>) -> tensor<?x?x100xf32>
 // CHECK-NOT: tfc.transpose
+// CHECK-NOT: tfc.pack_panels
 func.func @embed(%ids: tensor<?x?xi32>) -> tensor<?x?x16xf32> {
   %wte = tfc.param "wte.weight" : tensor<100x16xf32>
   %x = tfc.gather %wte, %ids : (tensor<100x16xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
@@ -72,6 +78,7 @@ func.func @head(%x: tensor<?x?x16xf32>) -> tensor<?x?x100xf32> {
 // a slice) stays as it is for both.
 // CHECK-LABEL: func.func @shared_orientation
 // CHECK-NOT: tfc.transpose
+// CHECK-NOT: tfc.pack_panels
 // CHECK: tfc.matmul %{{.*}}, %{{.*}} {transpose_b = true}
 func.func @shared_orientation(%x: tensor<?x8xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x8xf32>) {
   %w = tfc.param "w" : tensor<4x8xf32>
@@ -79,4 +86,25 @@ func.func @shared_orientation(%x: tensor<?x8xf32>, %y: tensor<?x4xf32>) -> (tens
   %s = tfc.slice %w {axis = 0 : i64, start = 0 : i64, end = 4 : i64} : tensor<4x8xf32> -> tensor<4x8xf32>
   %b = tfc.matmul %y, %s : (tensor<?x4xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
   return %a, %b : tensor<?x4xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// GPT-2's Conv1D weights are [K, N] already: packed without transpose_b,
+// N = 100 (3 panels, the last with 4 columns); an [N, K] weight narrower
+// than a panel (N = 8) is read through a transpose, as [K, N].
+// CHECK-LABEL: func.func @conv1d
+// CHECK: %[[W:.*]] = tfc.param "c_fc.weight" : tensor<32x100xf32>
+// CHECK-NEXT: %[[WP:.*]] = tfc.pack_panels %[[W]] : tensor<32x100xf32> -> tensor<3x32x48xf32>
+// CHECK: %[[S:.*]] = tfc.param "small.weight" : tensor<8x100xf32>
+// CHECK-NEXT: %[[ST:.*]] = tfc.transpose %[[S]] {perm = array<i64: 1, 0>} : tensor<8x100xf32> -> tensor<100x8xf32>
+// CHECK: tfc.linear %{{.*}}, %[[WP]], %{{.*}} {packed_n = 100 : i64} : (tensor<?x32xf32>, tensor<3x32x48xf32>, tensor<100xf32>) -> tensor<?x100xf32>
+// CHECK-NEXT: tfc.matmul %{{.*}}, %[[ST]] : (tensor<?x100xf32>, tensor<100x8xf32>) -> tensor<?x8xf32>
+func.func @conv1d(%x: tensor<?x32xf32>) -> tensor<?x8xf32> {
+  %w = tfc.param "c_fc.weight" : tensor<32x100xf32>
+  %b = tfc.param "c_fc.bias" : tensor<100xf32>
+  %s = tfc.param "small.weight" : tensor<8x100xf32>
+  %h = tfc.linear %x, %w, %b : (tensor<?x32xf32>, tensor<32x100xf32>, tensor<100xf32>) -> tensor<?x100xf32>
+  %y = tfc.matmul %h, %s {transpose_b = true} : (tensor<?x100xf32>, tensor<8x100xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
 }

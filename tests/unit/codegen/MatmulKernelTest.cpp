@@ -5,7 +5,8 @@
 // (dynamic or short), broadcasting batch dims, transpose_b, M = 1, and the
 // GEMV variant for at most 8 rows (batch x M, tested at run time when
 // dynamic) on [K, N] and [N, K] weights, with 9 rows falling back to tiles;
-// and the bf16-weight variants (tiled with vdpbf16ps, and GEMV).
+// and the bf16-weight variants (tiled with vdpbf16ps, and GEMV); and
+// weights in column panels (tfc.pack_panels), f32 and bf16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -363,6 +364,137 @@ INSTANTIATE_TEST_SUITE_P(
         Bf16Case{"LongK", "tensor<?x768xf32>", "tensor<?x96xf32>", {20, 768},
                  768, 96}),
     [](const ::testing::TestParamInfo<Bf16Case> &info) {
+      return std::string(info.param.name);
+    });
+
+/// Weights in column panels (tfc.pack_panels, then a product with
+/// `packed_n`): the pack kernel lays out a [K, N] or [N, K] (transpose_b)
+/// weight, f32 or bf16, and the tiled, bf16 and GEMV kernels read it; N
+/// tails (a padded last panel), dynamic rows and batches.
+struct PanelCase {
+  const char *name;
+  std::string a; // IR dims of A, e.g. "?x?x64"
+  Shape aShape;
+  int64_t k, n;
+  bool transposeB, bf16, linear;
+};
+
+void PrintTo(const PanelCase &c, std::ostream *os) { *os << c.name; }
+
+class MatmulPanelTest : public ::testing::TestWithParam<PanelCase> {};
+
+std::string dimsText(const std::vector<int64_t> &dims) {
+  std::string t;
+  for (int64_t d : dims)
+    t += std::to_string(d) + "x";
+  return t;
+}
+
+TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
+  const PanelCase &c = GetParam();
+  if (c.bf16 && !tfc::codegen::supportsBf16Products(cache().target()))
+    GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  std::string elt = c.bf16 ? "bf16" : "f32";
+  Shape wShape = c.transposeB ? Shape{c.n, c.k} : Shape{c.k, c.n};
+  int64_t panels = (c.n + 47) / 48;
+  Shape pShape = c.bf16 ? Shape{panels, c.k / 2, 48, 2}
+                        : Shape{panels, c.k, 48};
+  std::string wt = "tensor<" + dimsText(wShape) + elt + ">";
+  std::string pt = "tensor<" + dimsText(pShape) + elt + ">";
+  DT dt = c.bf16 ? DT::BF16 : DT::F32;
+  // bf16 values in A too: the bf16 tiles round A to bf16, exactly then.
+  Tensor a = Tensor(DT::BF16, c.aShape).random(-1, 1, 41);
+  Tensor aF32(DT::F32, c.aShape);
+  aF32.fill([&](const Index &i) { return a.get(i); });
+  Tensor w = Tensor(dt, wShape).random(-1, 1, 42);
+  Tensor packed = runOp(
+      singleOpFunc("%w: " + wt,
+                   "tfc.pack_panels %w " +
+                       std::string(c.transposeB ? "{transpose_b = true} "
+                                                : "") +
+                       ": " + wt + " -> " + pt,
+                   pt),
+      {w}, dt, pShape);
+  // The layout itself, padding included.
+  expectClose(packed, [&](const Index &i) -> double {
+    int64_t col = i[0] * 48 + i[2];
+    int64_t k = c.bf16 ? 2 * i[1] + i[3] : i[1];
+    if (col >= c.n)
+      return 0;
+    return c.transposeB ? w.get({col, k}) : w.get({k, col});
+  });
+
+  Shape rShape = c.aShape;
+  rShape.back() = c.n;
+  std::string at = "tensor<" + c.a + "xf32>";
+  std::string rDims = c.a.substr(0, c.a.rfind('x') + 1);
+  std::string rt = "tensor<" + rDims + std::to_string(c.n) + "xf32>";
+  std::string op = c.linear ? "tfc.linear" : "tfc.matmul";
+  std::string attrs =
+      "{packed_n = " + std::to_string(c.n) + " : i64" +
+      (c.linear ? std::string(", activation = \"relu\"") : "") + "}";
+  Tensor out = runOp(singleOpFunc("%a: " + at + ", %p: " + pt,
+                                  op + " %a, %p " + attrs + " : (" + at +
+                                      ", " + pt + ") -> " + rt,
+                                  rt),
+                     {aF32, packed}, DT::F32, rShape);
+  int rank = static_cast<int>(rShape.size());
+  expectClose(
+      out,
+      [&](const Index &i) {
+        Index ai = i;
+        int64_t col = i[rank - 1];
+        double sum = 0;
+        for (int64_t k = 0; k < c.k; ++k) {
+          ai[rank - 1] = k;
+          sum += a.get(ai) *
+                 (c.transposeB ? w.get({col, k}) : w.get({k, col}));
+        }
+        return c.linear ? std::max(sum, 0.0) : sum;
+      },
+      1e-5, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatmulPanelTest,
+    ::testing::Values(
+        // Static rows, two exact panels.
+        PanelCase{"ExactPanels", "16x32", {16, 32}, 32, 96, false, false,
+                  false},
+        // N = 100: the last panel has 4 columns (guarded stores); static
+        // row tails.
+        PanelCase{"StaticTails", "130x96", {130, 96}, 96, 100, false, false,
+                  false},
+        // nn.Linear's [N, K], packed with transpose_b; dynamic rows.
+        PanelCase{"TransposedSource", "?x24", {37, 24}, 24, 70, true, false,
+                  true},
+        // Dynamic batch and rows, N = 50.
+        PanelCase{"DynamicBatchAndSeq", "?x?x40", {3, 19, 40}, 40, 50, false,
+                  false, false},
+        // The GEMV variant on panels: 6 rows at run time, N tail.
+        PanelCase{"GemvDynamicRows", "?x?x64", {2, 3, 64}, 64, 100, false,
+                  false, true},
+        // One row (a decode step), one panel exactly.
+        PanelCase{"GemvSingleRow", "?x64", {1, 64}, 64, 48, true, false,
+                  false},
+        // Nine rows: the tiles, in the same kernel as the GEMV.
+        PanelCase{"NineRowsTiled", "?x?x64", {3, 3, 64}, 64, 100, false,
+                  false, false},
+        PanelCase{"LongK", "?x768", {20, 768}, 768, 144, true, false, true},
+        // bf16 panels (pairs of K): tiles with vdpbf16ps, and the GEMV.
+        PanelCase{"Bf16ExactPanels", "16x32", {16, 32}, 32, 96, false, true,
+                  false},
+        PanelCase{"Bf16StaticTails", "130x96", {130, 96}, 96, 100, true,
+                  true, true},
+        PanelCase{"Bf16DynamicBatchAndSeq", "?x?x40", {3, 19, 40}, 40, 50,
+                  false, true, false},
+        PanelCase{"Bf16GemvDynamicRows", "?x?x64", {2, 3, 64}, 64, 100, true,
+                  true, true},
+        PanelCase{"Bf16GemvSingleRow", "?x34", {1, 34}, 34, 60, false, true,
+                  false},
+        PanelCase{"Bf16LongK", "?x768", {20, 768}, 768, 96, true, true,
+                  false}),
+    [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
     });
 

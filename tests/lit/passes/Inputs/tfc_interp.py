@@ -294,7 +294,19 @@ def run_op(op, a, p, types):
         return a[0].astype(np.float64)
     if op == "matmul":
         b = np.swapaxes(a[1], -1, -2) if p.get("transpose_b") else a[1]
+        if "packed_n" in p:
+            b = unpack_panels(a[1], p["packed_n"])
         return np.matmul(a[0], b)
+    if op == "pack_panels":
+        w = a[0].T if p.get("transpose_b") else a[0]
+        k, n = w.shape
+        panels = -(-n // 48)
+        padded = np.zeros((k, panels * 48))
+        padded[:, :n] = w
+        out = padded.reshape(k, panels, 48).transpose(1, 0, 2)
+        if out.ndim == 3 and len(types[0][0]) == 4:  # bf16 pairs of K
+            out = out.reshape(panels, k // 2, 2, 48).transpose(0, 1, 3, 2)
+        return out
     if op == "transpose":
         return np.transpose(a[0], p["perm"])
     if op == "reshape":
@@ -359,11 +371,21 @@ def run_op(op, a, p, types):
         return layer_norm(total, a[2], a[3], p["epsilon"]), total
     if op == "linear":
         w = a[1].T if p.get("transpose_b") else a[1]
+        if "packed_n" in p:
+            w = unpack_panels(a[1], p["packed_n"])
         y = np.matmul(a[0], w)
         if len(a) > 2:
             y = y + a[2]
         return activation(y, p.get("activation", "none"))
     raise NotImplementedError(op)
+
+
+def unpack_panels(packed, n):
+    """[K, N] from tfc.pack_panels' [P, K, 48] (bf16: [P, K/2, 48, 2])."""
+    if packed.ndim == 4:
+        panels, k2, cols, _ = packed.shape
+        packed = packed.transpose(0, 1, 3, 2).reshape(panels, 2 * k2, cols)
+    return np.concatenate(list(packed), axis=1)[:, :n]
 
 
 def main():
