@@ -280,43 +280,28 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
   };
   if (plan.packed) {
     // One panel per task, read front to back once: per k, its 3 vectors
-    // for every result row, the rows' accumulators in registers.
+    // for every result row, the rows' accumulators in registers. On bf16
+    // pairs the accumulators have a pair-member axis (ki, 2 lanes) too.
     stage.vectorize(col, kVectorLanes).reorder(order({col})).parallel(task);
-    if (plan.pairs) {
-      Var ki = g.acc.args()[0];
-      g.acc.compute_at(out, task)
-          .bound_extent(ki, 2)
-          .bound_extent(n, kTileN)
-          .vectorize(ki)
-          .vectorize(n, kVectorLanes)
-          .unroll(n);
-      Var vo("gemv_vo"), vi("gemv_vi");
-      std::vector<VarOrRVar> updateOrder = {ki, vi, vo, m};
-      for (int axis = rank - 3; axis >= 0; --axis)
-        updateOrder.push_back(vars[axis]);
-      updateOrder.push_back(g.k);
-      g.acc.update()
-          .split(n, vo, vi, kVectorLanes)
-          .reorder(updateOrder)
-          .vectorize(ki)
-          .vectorize(vi)
-          .unroll(vo);
-      return;
-    }
-    g.acc.compute_at(out, task)
-        .bound_extent(n, kTileN)
-        .vectorize(n, kVectorLanes)
-        .unroll(n);
+    std::optional<Var> ki;
+    if (plan.pairs)
+      ki = g.acc.args()[0];
+    g.acc.compute_at(out, task).bound_extent(n, kTileN);
+    if (ki)
+      g.acc.bound_extent(*ki, 2).vectorize(*ki);
+    g.acc.vectorize(n, kVectorLanes).unroll(n);
     Var vo("gemv_vo"), vi("gemv_vi");
     std::vector<VarOrRVar> updateOrder = {vi, vo, m};
+    if (ki)
+      updateOrder.insert(updateOrder.begin(), *ki);
     for (int axis = rank - 3; axis >= 0; --axis)
       updateOrder.push_back(vars[axis]);
     updateOrder.push_back(g.k);
-    g.acc.update()
-        .split(n, vo, vi, kVectorLanes)
-        .reorder(updateOrder)
-        .vectorize(vi)
-        .unroll(vo);
+    Stage update = g.acc.update();
+    update.split(n, vo, vi, kVectorLanes).reorder(updateOrder);
+    if (ki)
+      update.vectorize(*ki);
+    update.vectorize(vi).unroll(vo);
     return;
   }
   if (!plan.transposeB) {
