@@ -416,7 +416,6 @@ def Tfc_PackPanelsOp : Tfc_InferOp<"pack_panels",
   ];
 }
 
-
 def Tfc_TransposeOp : Tfc_InferOp<"transpose",
     [Tfc_Family<"DataMovement">, Tfc_FlopsPerElement<0>,
      Tfc_CustomSymbolicShape]> {

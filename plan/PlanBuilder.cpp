@@ -164,7 +164,6 @@ static std::string kernelName(size_t index, llvm::StringRef opName) {
   return name;
 }
 
-
 int32_t ModuleState::kernelOf(Operation *op,
                               mlir::tfc::KernelFamilyOpInterface family) {
   std::string key = signature(op);
