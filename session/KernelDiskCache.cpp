@@ -178,7 +178,7 @@ struct KernelDiskCache::Impl {
 
   /// The runtime's file, and the runtime loaded from it if it is there.
   std::string runtimePath() const;
-  llvm::Error loadRuntime(bool build);
+  llvm::Error loadRuntime();
   /// Writes the runtime's object to `object`.
   llvm::Error runtimeObject(const std::string &object) const;
   llvm::Expected<rt::KernelFn> load(const std::string &path,
@@ -227,7 +227,7 @@ KernelDiskCache::open(const std::string &dir, const Halide::Target &target) {
   impl->targetString = target.to_string();
   // A missing runtime is built with the first kernels (compileAll), on the
   // same threads.
-  if (llvm::Error err = impl->loadRuntime(/*build=*/false))
+  if (llvm::Error err = impl->loadRuntime())
     return std::move(err);
   return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(impl)));
 }
@@ -245,9 +245,9 @@ KernelDiskCache::Impl::runtimeObject(const std::string &object) const {
 }
 
 /// One runtime per process and target: a second cache object (another model
-/// in the same process) reuses it. Without `build`, a runtime that is not
-/// on disk stays unloaded (`runtime` null).
-llvm::Error KernelDiskCache::Impl::loadRuntime(bool build) {
+/// in the same process) reuses it. A runtime that is not on disk stays
+/// unloaded (`runtime` null); compileAll builds it with the kernels.
+llvm::Error KernelDiskCache::Impl::loadRuntime() {
   static std::mutex mutex;
   static std::map<std::string, void *> loaded;
   std::lock_guard<std::mutex> lock(mutex);
@@ -256,19 +256,8 @@ llvm::Error KernelDiskCache::Impl::loadRuntime(bool build) {
     return llvm::Error::success();
   }
   std::string path = runtimePath();
-  if (!llvm::sys::fs::exists(path)) {
-    if (!build)
-      return llvm::Error::success();
-    std::string object = temporaryPath(folder, "runtime", ".o");
-    std::string so = temporaryPath(folder, "runtime", ".so");
-    TempGuard objectGuard(object), soGuard(so);
-    if (llvm::Error err = runtimeObject(object))
-      return err;
-    if (llvm::Error err = linkShared(linker, {object}, so))
-      return err;
-    if (llvm::Error err = publish(so, path))
-      return err;
-  }
+  if (!llvm::sys::fs::exists(path))
+    return llvm::Error::success();
   runtime = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!runtime)
     return llvm::createStringError("cannot load " + path + ": " + dlerror());
@@ -363,8 +352,11 @@ KernelDiskCache::Impl::compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
       return err;
     if (llvm::Error err = publish(so, runtimePath()))
       return err;
-    if (llvm::Error err = loadRuntime(/*build=*/true))
+    if (llvm::Error err = loadRuntime())
       return err;
+    if (!runtime)
+      return llvm::createStringError("cannot load " + runtimePath() +
+                                     ": it is gone after being written");
   }
   if (entries.empty())
     return llvm::Error::success();
