@@ -28,6 +28,9 @@
 #ifndef TFC_HALIDE_IDENTITY
 #define TFC_HALIDE_IDENTITY "unknown"
 #endif
+#ifndef TFC_PREBUILT_RUNTIME_DIR
+#define TFC_PREBUILT_RUNTIME_DIR ""
+#endif
 
 using namespace tfc;
 using namespace tfc::session;
@@ -148,6 +151,21 @@ llvm::Error publishLink(const std::string &shared, const std::string &folder,
   return publish(temporary, path);
 }
 
+/// The file name of Halide's runtime for `targetString`, in a cache folder
+/// and in the prebuilt runtime's folder alike.
+std::string runtimeFileName(const std::string &targetString) {
+  std::string key = hashOf({codegenIdentity(), targetString, "runtime"});
+  return "runtime-" + key.substr(0, 16) + ".so";
+}
+
+/// Writes the object of Halide's standalone runtime for `target`.
+llvm::Error writeRuntimeObject(const Halide::Target &target,
+                               const std::string &object) {
+  Halide::Target t = target.without_feature(Halide::Target::NoRuntime)
+                         .without_feature(Halide::Target::JIT);
+  return writeObject(Halide::Module("standalone_runtime", t), object);
+}
+
 void runtimeErrorHandler(void *, const char *msg) {
   codegen::recordKernelRuntimeError(msg);
 }
@@ -165,6 +183,29 @@ std::string session::defaultCacheDir() {
 std::string session::codegenIdentity() {
   return std::string("tfc ") + TFC_VERSION + " codegen " + TFC_CODEGEN_HASH +
          " Halide " + TFC_HALIDE_IDENTITY;
+}
+
+std::string session::prebuiltRuntimeDir() { return TFC_PREBUILT_RUNTIME_DIR; }
+
+llvm::Expected<std::string>
+session::writeRuntime(const std::string &dir, const Halide::Target &target) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError("cannot create " + dir + ": " +
+                                   ec.message());
+  llvm::Expected<std::string> linker = findLinker();
+  if (!linker)
+    return linker.takeError();
+  std::string object = temporaryPath(dir, "runtime", ".o");
+  std::string so = temporaryPath(dir, "runtime", ".so");
+  TempGuard objectGuard(object), soGuard(so);
+  if (llvm::Error err = writeRuntimeObject(target, object))
+    return std::move(err);
+  if (llvm::Error err = linkShared(*linker, {object}, so))
+    return std::move(err);
+  std::string path = dir + "/" + runtimeFileName(target.to_string());
+  if (llvm::Error err = publish(so, path))
+    return std::move(err);
+  return path;
 }
 
 struct KernelDiskCache::Impl {
@@ -233,20 +274,19 @@ KernelDiskCache::open(const std::string &dir, const Halide::Target &target) {
 }
 
 std::string KernelDiskCache::Impl::runtimePath() const {
-  std::string key = hashOf({codegenIdentity(), targetString, "runtime"});
-  return folder + "/runtime-" + key.substr(0, 16) + ".so";
+  return folder + "/" + runtimeFileName(targetString);
 }
 
 llvm::Error
 KernelDiskCache::Impl::runtimeObject(const std::string &object) const {
-  Halide::Target t = target.without_feature(Halide::Target::NoRuntime)
-                         .without_feature(Halide::Target::JIT);
-  return writeObject(Halide::Module("standalone_runtime", t), object);
+  return writeRuntimeObject(target, object);
 }
 
 /// One runtime per process and target: a second cache object (another model
-/// in the same process) reuses it. A runtime that is not on disk stays
-/// unloaded (`runtime` null); compileAll builds it with the kernels.
+/// in the same process) reuses it. It is loaded from the cache folder, else
+/// from the runtime prebuilt with tfc when that one is for this target (the
+/// same file name); a runtime in neither stays unloaded (`runtime` null) and
+/// compileAll builds it with the kernels.
 llvm::Error KernelDiskCache::Impl::loadRuntime() {
   static std::mutex mutex;
   static std::map<std::string, void *> loaded;
@@ -256,6 +296,8 @@ llvm::Error KernelDiskCache::Impl::loadRuntime() {
     return llvm::Error::success();
   }
   std::string path = runtimePath();
+  if (!llvm::sys::fs::exists(path))
+    path = prebuiltRuntimeDir() + "/" + runtimeFileName(targetString);
   if (!llvm::sys::fs::exists(path))
     return llvm::Error::success();
   runtime = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);

@@ -7,7 +7,10 @@
 //   <dir>/v1/<key>.so         one kernel: `tfc_k_<key16>_argv(void **)`
 //   <dir>/v1/runtime-<t>.so   Halide's runtime for target t, loaded once
 //                             per process with RTLD_GLOBAL; every kernel of
-//                             the target binds to it (one thread pool)
+//                             the target binds to it (one thread pool). A
+//                             folder without one uses the runtime prebuilt
+//                             with tfc (prebuiltRuntimeDir) when its target
+//                             is t.
 //
 // key = SHA-256 of (tfc version, hash of the code generator's sources,
 // Halide's version, Halide target string, kernel signature). A changed
@@ -61,6 +64,18 @@ std::string defaultCacheDir();
 /// The code generator's identity that keys depend on: tfc's version, a hash
 /// of the sources that decide what a kernel compiles to, Halide's version.
 std::string codegenIdentity();
+
+/// The folder of the runtime built with tfc for the build machine
+/// (TFC_PREBUILT_RUNTIME_DIR, `<build>/lib/tfc`; empty if none): a cache
+/// folder without a runtime loads it from there when the target is the same,
+/// instead of building one (0.7 s of a compile thread).
+std::string prebuiltRuntimeDir();
+
+/// Builds Halide's runtime for `target` into `dir`, under the name a cache
+/// looks for (`runtime-<t>.so`), and returns that file's path. The build
+/// runs it for the host target (session/PrebuildRuntime.cpp).
+llvm::Expected<std::string> writeRuntime(const std::string &dir,
+                                         const Halide::Target &target);
 
 class KernelDiskCache {
 public:
