@@ -940,11 +940,9 @@ llvm::Expected<Func> buildPackPanels(KernelContext &ctx) {
   const TensorInput &w = ctx.inputs[0];
   bool transposeB = op.getTransposeB();
   bool bf16 = w.elementType.isBF16();
-  std::optional<int64_t> kStatic = w.staticExtent(transposeB ? 1 : 0);
-  std::optional<int64_t> nStatic = w.staticExtent(transposeB ? 0 : 1);
-  if (!kStatic || !nStatic)
-    return ctx.error("expects a static weight");
-  int n = static_cast<int>(*nStatic);
+  // N is read at run time: one kernel packs f32 weights of every shape (the
+  // planner compiles a copy with a dynamic weight, plan/PlanBuilder.cpp).
+  Expr n = w.extent(transposeB ? 0 : 1);
   std::vector<Var> vars = axisVars(ctx.resultRank());
   // (panel, k, j) or bf16 (panel, k / 2, j, k % 2).
   Var p = vars[0], j = vars[2];

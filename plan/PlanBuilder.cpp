@@ -146,13 +146,20 @@ struct ModuleState {
   /// one, and the module that holds the ops they are compiled from.
   llvm::DenseMap<int32_t, int32_t> oneRowOf;
   OwningOpRef<ModuleOp> variantOps;
+  size_t copies = 0; // functions made in variantOps, for unique names
 
   /// The index of `op`'s kernel, created on first use of its signature.
+  /// Ops whose kernel reads some extents at run time are planned as a
+  /// shape-generic copy (genericTypes), so that they share one kernel.
   int32_t kernelOf(Operation *op,
                    mlir::tfc::KernelFamilyOpInterface family);
   /// A copy of fused attention `op`, in `variantOps`, whose query and
   /// result types have one row (Sq = 1).
   Operation *oneRowCopy(mlir::tfc::FusedAttentionOp op);
+  /// A copy of `op` in `variantOps` with these operand and result types:
+  /// never run or verified, only read by the code generator.
+  Operation *copyWithTypes(Operation *op, TypeRange operandTypes,
+                           TypeRange resultTypes);
 };
 
 /// "k12_matmul": a C identifier from the kernel index and the op name.
@@ -164,11 +171,63 @@ static std::string kernelName(size_t index, llvm::StringRef opName) {
   return name;
 }
 
+/// `type` with axes [0, keep) dynamic.
+static Type dynamicBefore(Type type, int64_t keep) {
+  auto ranked = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(ranked.getShape());
+  for (int64_t i = 0; i < std::min<int64_t>(keep, ranked.getRank()); ++i)
+    shape[i] = ShapedType::kDynamic;
+  return ranked.clone(shape);
+}
+
+/// The operand and result types of a shape-generic copy of `op`: the
+/// extents its kernel reads at run time made dynamic, those the code
+/// generator schedules by kept (codegen/DataMovementKernels.cpp,
+/// buildPackPanels), so that ops that differ only in the former share one
+/// kernel. Empty when `op` keeps its types.
+///  - f32 tfc.pack_panels reads K and N at run time; the panels keep their
+///    static width. (bf16 keeps its shapes: its [N, K] gather of 16-bit
+///    elements with run-time strides compiles to AVX512-FP16's vmovw, which
+///    not every AVX512_BF16 CPU has.)
+///  - A tfc.transpose that keeps the innermost axis is a pointwise copy
+///    vectorized along it: only that extent is scheduled by (the head
+///    split and merge of attention, [B, S, H, D] <-> [B, H, S, D]). One that
+///    moves it is tiled when its extents are static, and keeps them.
+static std::optional<std::pair<SmallVector<Type>, SmallVector<Type>>>
+genericTypes(Operation *op) {
+  std::pair<SmallVector<Type>, SmallVector<Type>> types;
+  auto generalize = [&](int64_t operandKeep, int64_t resultKeep) {
+    for (Type t : op->getOperandTypes())
+      types.first.push_back(dynamicBefore(
+          t, cast<RankedTensorType>(t).getRank() - operandKeep));
+    for (Type t : op->getResultTypes())
+      types.second.push_back(
+          dynamicBefore(t, cast<RankedTensorType>(t).getRank() - resultKeep));
+    return types;
+  };
+  if (isa<mlir::tfc::PackPanelsOp>(op) &&
+      cast<RankedTensorType>(op->getOperand(0).getType())
+          .getElementType()
+          .isF32()) // [K, N] -> [ceil(N / 48), K, 48]
+    return generalize(/*operandKeep=*/0, /*resultKeep=*/1);
+  if (auto transpose = dyn_cast<mlir::tfc::TransposeOp>(op)) {
+    llvm::ArrayRef<int64_t> perm = transpose.getPerm();
+    if (!perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1)
+      return generalize(/*operandKeep=*/1, /*resultKeep=*/1);
+  }
+  return std::nullopt;
+}
+
 int32_t ModuleState::kernelOf(Operation *op,
                               mlir::tfc::KernelFamilyOpInterface family) {
+  Operation *generic = nullptr;
+  if (auto types = genericTypes(op))
+    op = generic = copyWithTypes(op, types->first, types->second);
   std::string key = signature(op);
   auto [it, inserted] = kernelBySignature.try_emplace(
       key, static_cast<int32_t>(plan.kernels.size()));
+  if (!inserted && generic)
+    generic->getParentOp()->erase(); // an equal copy is planned already
   if (inserted) {
     rt::PlanKernel kernel;
     kernel.name = kernelName(plan.kernels.size(), op->getName().getStringRef());
@@ -187,9 +246,6 @@ int32_t ModuleState::kernelOf(Operation *op,
 constexpr int kQueryRowAxis = 2;
 
 Operation *ModuleState::oneRowCopy(mlir::tfc::FusedAttentionOp op) {
-  MLIRContext *ctx = op->getContext();
-  if (!variantOps)
-    variantOps = ModuleOp::create(UnknownLoc::get(ctx));
   auto oneRow = [](Type type) -> Type {
     auto ranked = cast<RankedTensorType>(type);
     SmallVector<int64_t> shape(ranked.getShape());
@@ -198,19 +254,26 @@ Operation *ModuleState::oneRowCopy(mlir::tfc::FusedAttentionOp op) {
   };
   SmallVector<Type> operandTypes(op->getOperandTypes());
   operandTypes[0] = oneRow(operandTypes[0]);
-  Type resultType = oneRow(op->getResult(0).getType());
-  // A function whose arguments stand for the operands: never run or
-  // verified, only read by the code generator.
+  return copyWithTypes(op, operandTypes, {oneRow(op->getResult(0).getType())});
+}
+
+Operation *ModuleState::copyWithTypes(Operation *op, TypeRange operandTypes,
+                                      TypeRange resultTypes) {
+  MLIRContext *ctx = op->getContext();
+  if (!variantOps)
+    variantOps = ModuleOp::create(UnknownLoc::get(ctx));
+  // A function whose arguments stand for the operands.
   OpBuilder builder = OpBuilder::atBlockEnd(variantOps->getBody());
   auto fn = builder.create<func::FuncOp>(
-      op->getLoc(), "one_row_" + std::to_string(oneRowOf.size()),
-      builder.getFunctionType(operandTypes, {resultType}));
+      op->getLoc(), "copy_" + std::to_string(copies++),
+      builder.getFunctionType(operandTypes, resultTypes));
   Block *body = fn.addEntryBlock();
   IRMapping operands;
   operands.map(op->getOperands(), body->getArguments());
   builder.setInsertionPointToEnd(body);
   Operation *copy = builder.clone(*op, operands);
-  copy->getResult(0).setType(resultType);
+  for (auto [result, type] : llvm::zip(copy->getResults(), resultTypes))
+    result.setType(type);
   return copy;
 }
 

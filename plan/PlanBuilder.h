@@ -38,8 +38,9 @@ namespace tfc {
 /// compiles kernel i from kernelOps[i] (every op with the same signature
 /// computes the same function of its buffers). The ops belong to the module
 /// given to buildPlan and live as long as it does, but for the copies that
-/// one-query-row kernels are compiled from (PlanStep::variant), which
-/// belong to `variantOps`.
+/// one-query-row kernels (PlanStep::variant) and shape-generic kernels (a
+/// transpose or weight packing serving several shapes) are compiled from,
+/// which belong to `variantOps`.
 struct BuiltPlan {
   rt::Plan plan;
   std::vector<mlir::Operation *> kernelOps;

@@ -450,6 +450,54 @@ TEST_F(PlanBuilderTest, NonTfcOpsAreRefused) {
                                  "tfc ops can be compiled");
 }
 
+// Kernels that read some extents at run time are planned from a
+// shape-generic copy of their op, so that ops differing only in those
+// extents share one kernel: weight packing of any [K, N], and the head
+// split/merge transposes of attention ([B, S, H, D] <-> [B, H, S, D]) whose
+// innermost axis stays. A transpose that moves the innermost axis keeps its
+// static shape (tiled when static).
+TEST_F(PlanBuilderTest, ShapeGenericKernelsAreShared) {
+  auto module = parse(R"mlir(
+    module {
+      func.func @f(%x: tensor<?x?x12x64xf32>, %w1: tensor<768x2304xf32>,
+                   %w2: tensor<3072x768xf32>, %m: tensor<64x96xf32>)
+          -> (tensor<?x?x12x64xf32>, tensor<48x768x48xf32>,
+              tensor<16x3072x48xf32>, tensor<96x64xf32>) {
+        %a = tfc.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x12x64xf32> -> tensor<?x12x?x64xf32>
+        %b = tfc.transpose %a {perm = array<i64: 0, 2, 1, 3>} : tensor<?x12x?x64xf32> -> tensor<?x?x12x64xf32>
+        %p1 = tfc.pack_panels %w1 : tensor<768x2304xf32> -> tensor<48x768x48xf32>
+        %p2 = tfc.pack_panels %w2 : tensor<3072x768xf32> -> tensor<16x3072x48xf32>
+        %t = tfc.transpose %m {perm = array<i64: 1, 0>} : tensor<64x96xf32> -> tensor<96x64xf32>
+        return %b, %p1, %p2, %t : tensor<?x?x12x64xf32>, tensor<48x768x48xf32>, tensor<16x3072x48xf32>, tensor<96x64xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(module);
+  BuiltPlan built = build(*module);
+  const PlanEntry &f = entry(built, "f");
+  ASSERT_EQ(f.steps.size(), 5u);
+  ASSERT_EQ(built.plan.kernels.size(), 3u);
+  EXPECT_EQ(f.steps[0].kernel, f.steps[1].kernel);
+  EXPECT_EQ(f.steps[2].kernel, f.steps[3].kernel);
+  EXPECT_NE(f.steps[4].kernel, f.steps[0].kernel);
+  auto signatureOf = [&](const rt::PlanStep &step) {
+    return built.plan.kernels[static_cast<size_t>(step.kernel)].signature;
+  };
+  EXPECT_EQ(signatureOf(f.steps[0]),
+            "tfc.transpose{perm = array<i64: 0, 2, 1, 3>}"
+            "(tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32>");
+  EXPECT_EQ(signatureOf(f.steps[2]),
+            "tfc.pack_panels(tensor<?x?xf32>) -> tensor<?x?x48xf32>");
+  EXPECT_EQ(signatureOf(f.steps[4]),
+            "tfc.transpose{perm = array<i64: 1, 0>}"
+            "(tensor<64x96xf32>) -> tensor<96x64xf32>");
+  // The kernels compile from the copies, whose signatures are the plan's;
+  // the steps keep their own static shapes.
+  for (size_t i = 0; i < built.kernelOps.size(); ++i)
+    EXPECT_EQ(kernelSignature(built.kernelOps[i]),
+              built.plan.kernels[i].signature);
+  EXPECT_EQ(typeOf(f, f.steps[3].outputs[0]), "f32[16, 3072, 48]");
+}
+
 TEST_F(PlanBuilderTest, CustomSignatureDecidesSharing) {
   auto module = parse(R"mlir(
     module {
