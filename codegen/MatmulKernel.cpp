@@ -145,6 +145,10 @@ struct GemvPlan {
   bool packed = false;
   /// bf16 panels: pairs of K side by side, accumulated per pair member.
   bool pairs = false;
+  /// [N, K]: partial dot products per result element, over k = dotLanes *
+  /// ko + lane: two vectors where K allows (two independent FMA chains per
+  /// row of B: half the latency of one), else one.
+  int dotLanes = kVectorLanes;
   TailStrategy tailN = TailStrategy::ShiftInwards;
 };
 
@@ -171,6 +175,8 @@ std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
   if (transposeB) {
     if (*staticK % kVectorLanes != 0)
       return std::nullopt;
+    if (*staticK % (2 * kVectorLanes) == 0)
+      plan.dotLanes = 2 * kVectorLanes;
     plan.columns =
         static_cast<int>(std::min<int64_t>(kGemvRowsPerTask, *staticN));
     return plan;
@@ -242,19 +248,20 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
     g.value = call(g.acc, asExprs(vars));
     return g;
   }
-  // 16 partial dot products per element, over k = 16 ko + lane.
+  // plan.dotLanes partial dot products per element, over
+  // k = plan.dotLanes ko + lane.
   Var lane("lane");
   std::vector<Var> laneVars = vars;
   laneVars.push_back(lane);
-  g.k = RDom(0, kExtent / kVectorLanes, ctx.base + "_gk");
-  Expr kIdx = g.k * kVectorLanes + lane;
+  g.k = RDom(0, kExtent / plan.dotLanes, ctx.base + "_gk");
+  Expr kIdx = g.k * plan.dotLanes + lane;
   define(g.acc, laneVars, 0.0f);
   aIdx.push_back(kIdx);
   ref(g.acc, asExprs(laneVars)) +=
       a.at(aIdx) * cast<float>(b.at({Expr(n), kIdx}));
   // The lanes' sum, as a balanced tree of adds.
   std::vector<Expr> terms;
-  for (int l = 0; l < kVectorLanes; ++l) {
+  for (int l = 0; l < plan.dotLanes; ++l) {
     std::vector<Expr> idx = asExprs(vars);
     idx.push_back(l);
     terms.push_back(call(g.acc, idx));
@@ -267,6 +274,18 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
   }
   g.value = terms[0];
   return g;
+}
+
+/// The result has one row (every axis of `out` but the last has extent 1):
+/// in a specialization on it the accumulators' extents are constants, so
+/// they are kept in registers across the k loop, not loaded and stored per
+/// step.
+Expr oneResultRow(Func out, int rank) {
+  Expr one = Internal::const_true();
+  // Halide's dimension 0 is the last axis (the columns).
+  for (int dim = 1; dim < rank; ++dim)
+    one = one && out.output_buffer().dim(dim).extent() == 1;
+  return one;
 }
 
 /// Schedules the GEMV variant on `stage` (the output `out` itself, or its
@@ -309,6 +328,7 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
     if (ki)
       update.vectorize(*ki);
     update.vectorize(vi).unroll(vo);
+    stage.specialize(oneResultRow(out, rank));
     return;
   }
   if (!plan.transposeB) {
@@ -337,7 +357,7 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
     stage.vectorize(col, kVectorLanes);
   Var lane = g.acc.args()[0];
   g.acc.compute_at(out, task)
-      .bound_extent(lane, kVectorLanes)
+      .bound_extent(lane, plan.dotLanes)
       .bound_extent(n, plan.columns)
       .vectorize(lane);
   std::vector<VarOrRVar> updateOrder = {lane, g.k, m};
@@ -345,6 +365,7 @@ void scheduleGemv(Func out, Stage stage, GemvFuncs &g,
     updateOrder.push_back(vars[axis]);
   updateOrder.push_back(n);
   g.acc.update().reorder(updateOrder).vectorize(lane);
+  stage.specialize(oneResultRow(out, rank));
 }
 
 /// The tiled kernel's Funcs: A (clamped rows; stored where K is static), B's

@@ -136,8 +136,9 @@ INSTANTIATE_TEST_SUITE_P(
                    {19, 4100},
                    {3, 4100},
                    false},
-        // GEMV on an [N, K] weight (a tied LM head): dot products over K in
-        // 16 lanes, N = 50 (not a multiple of 16).
+        // GEMV on an [N, K] weight (a tied LM head), one result row: dot
+        // products over K in 32 lanes (two vectors), N = 50 (not a multiple
+        // of 16).
         MatmulCase{"GemvTransposed",
                    {"?", "?", "32"},
                    {"50", "32"},
@@ -146,6 +147,7 @@ INSTANTIATE_TEST_SUITE_P(
                    {50, 32},
                    {1, 1, 50},
                    true},
+        // K = 48, not a multiple of 32: one vector of lanes.
         MatmulCase{"GemvTransposedEightRows",
                    {"?", "48"},
                    {"70", "48"},
