@@ -54,8 +54,14 @@
 //    is read front to back, one sequential stream.
 //  - [N, K] weights (transpose_b: a tied LM head read as stored): tasks of
 //    kGemvRowsPerTask rows of B, read one after another, each front to back;
-//    each result element is a dot product over K in 16 lanes (K a multiple
-//    of 16), and the 16 lanes are summed at the end.
+//    each result element is a dot product over K in 32 lanes (two vectors,
+//    two independent FMA chains per row of B; 16 lanes when K is a multiple
+//    of 16 but not of 32), and the lanes are summed at the end.
+//  At one result row (a decode step) a nested specialization on the
+//  result's row extents being 1 makes the accumulators constant-size: LLVM
+//  keeps them in registers across the k loop (the panel loop is 3
+//  vfmadd231ps from memory per k). With more rows their extents are
+//  dynamic and each k step loads and stores them.
 //  One stream, not several read side by side: the weights lie in huge pages
 //  (runtime/Tensor.h allocateBlock), where one core reads one stream faster
 //  than 8 (bench/membw.c here: read ~30 GB/s, read8 ~25 GB/s; in 4 KiB
