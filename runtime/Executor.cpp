@@ -223,6 +223,52 @@ private:
   size_t freeBytes = 0;
 };
 
+/// Storage for the weight prologue's results. A weight (or earlier result)
+/// that the prologue has read for the last time and no run reads gives its
+/// block back here, and a later result of the same block size takes it
+/// instead of a new one: GPT-2's panels are laid out in the blocks of the
+/// layer before's weights. Fresh memory is zeroed by the kernel on first
+/// touch, which on this project's VM cost more than the packing itself.
+class PrologueBlocks {
+public:
+  /// Counts a result still to come (before the first take()).
+  void expect(DType dtype, const Shape &shape) {
+    if (Expected<size_t> size = Tensor::storageBytesFor(dtype, shape))
+      ++demand[*size];
+  }
+
+  /// An uninitialized tensor in a kept block of its size, or a new one.
+  Expected<Tensor> take(DType dtype, const Shape &shape) {
+    Expected<size_t> size = Tensor::storageBytesFor(dtype, shape);
+    if (!size)
+      return size.status();
+    if (demand[*size])
+      --demand[*size];
+    std::vector<Tensor> &free = kept[*size];
+    if (free.empty())
+      return Tensor::allocate(dtype, shape);
+    Tensor block = std::move(free.back());
+    free.pop_back();
+    return Tensor::reuse(std::move(block), dtype, shape);
+  }
+
+  /// Keeps `t`'s block when a result still to come has its size and no
+  /// other tensor shares it; otherwise `t` is dropped here (its block freed
+  /// unless shared).
+  void give(Tensor t) {
+    if (!t.ownsData() || t.storageShared())
+      return;
+    std::vector<Tensor> &free = kept[t.storageBytes()];
+    if (free.size() < demand[t.storageBytes()])
+      free.push_back(std::move(t));
+  }
+
+private:
+  /// By block size: results still to allocate, and the blocks kept.
+  std::map<size_t, size_t> demand;
+  std::map<size_t, std::vector<Tensor>> kept;
+};
+
 /// Whether a kernel only reinterprets its input (`tfc.reshape`), so that a
 /// contiguous input can be passed through as a view.
 bool isViewKernel(const PlanKernel &kernel) {
@@ -283,6 +329,19 @@ struct Executor::Impl {
         options.deviceFree(nullptr, &entry.second->buffer);
   }
 
+  /// One computation of the weight prologue: step `step` of entry `entry`,
+  /// named `key` (see planPrologue).
+  struct PrologueCall {
+    size_t entry, step;
+    std::string key;
+  };
+  /// How value `id` of entry `e` is named among the model's values
+  /// ("p:NAME", "c:INDEX", a precomputed key), or empty for a run's value.
+  std::string modelKey(size_t e, int32_t id) const;
+  std::vector<PrologueCall> planPrologue();
+  std::set<std::string> keysRunsRead() const;
+  Status runPrologueCall(const PrologueCall &call, PrologueBlocks &blocks);
+  void release(const std::string &key, PrologueBlocks *blocks);
   Status runPrologue();
   void tabulateModelBuffers();
 };
@@ -350,7 +409,7 @@ Expected<Executor> Executor::create(const Plan &plan,
                            typeToString(value.dtype, shape) + ")");
         continue;
       }
-      const Tensor &t = it->second;
+      Tensor &t = it->second;
       if (t.dtype() != value.dtype) {
         problems.push_back("tensor '" + value.name + "': expected dtype " +
                            dtypeName(value.dtype) + ", found " +
@@ -363,8 +422,10 @@ Expected<Executor> Executor::create(const Plan &plan,
                            shapeToString(t.shape()));
         continue;
       }
+      // Moved, not shared: the prologue frees (or reuses) the memory of a
+      // weight that only it reads once it has read it.
       auto bound = std::make_unique<BoundBuffer>();
-      Status s = bound->bind(t);
+      Status s = bound->bind(std::move(t));
       if (!s.ok()) {
         problems.push_back("tensor '" + value.name + "': " + s.message());
         continue;
@@ -425,38 +486,39 @@ void Executor::Impl::tabulateModelBuffers() {
   }
 }
 
+std::string Executor::Impl::modelKey(size_t e, int32_t id) const {
+  const PlanValue &v = plan.entries[e].values[static_cast<size_t>(id)];
+  if (v.kind == PlanValue::Kind::Param)
+    return "p:" + v.name;
+  if (v.kind == PlanValue::Kind::Constant)
+    return "c:" + std::to_string(v.index);
+  return precomputedKeys[e][static_cast<size_t>(id)];
+}
+
 /// Finds, per entry, the steps that read only weights (parameters,
-/// constants, results of such steps) and have static output shapes, runs
-/// each distinct one once and keeps its outputs. A computation is named by
-/// its kernel and the names of its inputs, so that the same kernel on the
-/// same weights in several entries is computed once.
-Status Executor::Impl::runPrologue() {
+/// constants, results of such steps) and have static output shapes, and
+/// lists each distinct one once, in order. A computation is named by its
+/// kernel and the names of its inputs, so that the same kernel on the same
+/// weights in several entries is computed once. Fills precomputedKeys and
+/// skipStep.
+std::vector<Executor::Impl::PrologueCall> Executor::Impl::planPrologue() {
   precomputedKeys.assign(plan.entries.size(), {});
   skipStep.assign(plan.entries.size(), {});
-  std::vector<void *> args;
+  std::vector<PrologueCall> calls;
+  std::set<std::string> planned;
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const PlanEntry &entry = plan.entries[e];
-    std::vector<std::string> &keys = precomputedKeys[e];
-    keys.assign(entry.values.size(), std::string());
+    precomputedKeys[e].assign(entry.values.size(), std::string());
     skipStep[e].assign(entry.steps.size(), false);
     if (!runnable[e])
       continue;
-    // Weights are named too, so that keys compose.
-    std::vector<std::string> weightKey(entry.values.size());
-    for (size_t id = 0; id < entry.values.size(); ++id) {
-      const PlanValue &v = entry.values[id];
-      if (v.kind == PlanValue::Kind::Param)
-        weightKey[id] = "p:" + v.name;
-      else if (v.kind == PlanValue::Kind::Constant)
-        weightKey[id] = "c:" + std::to_string(v.index);
-    }
     for (size_t si = 0; si < entry.steps.size(); ++si) {
       const PlanStep &step = entry.steps[si];
       // A step with a size variant picks its kernel from run-time shapes.
       bool hoist = !step.outputs.empty() && step.variant.kernel < 0;
       std::string key = "k" + std::to_string(step.kernel) + "(";
       for (int32_t in : step.inputs) {
-        const std::string &k = weightKey[static_cast<size_t>(in)];
+        std::string k = modelKey(e, in);
         hoist = hoist && !k.empty();
         key += k + ",";
       }
@@ -466,103 +528,135 @@ Status Executor::Impl::runPrologue() {
       if (!hoist)
         continue;
       key += ")";
-      // Compute it unless another entry (or step) already did.
-      std::string firstKey = key + "#0";
-      if (!precomputed.count(firstKey)) {
-        args.clear();
-        for (int32_t in : step.inputs) {
-          const PlanValue &v = entry.values[static_cast<size_t>(in)];
-          halide_buffer_t *b =
-              v.kind == PlanValue::Kind::Param ? &param(v.name).buffer
-              : v.kind == PlanValue::Kind::Constant
-                  ? &constants[static_cast<size_t>(v.index)]->buffer
-                  : &precomputed.find(weightKey[static_cast<size_t>(in)])
-                         ->second->buffer;
-          args.push_back(b);
-        }
-        std::vector<std::unique_ptr<BoundBuffer>> outs;
-        for (int32_t out : step.outputs) {
-          const PlanValue &v = entry.values[static_cast<size_t>(out)];
-          Expected<Tensor> t = Tensor::zeros(v.dtype, staticShape(v));
-          if (!t)
-            return t.status().withContext("precomputing step " +
-                                          std::to_string(si) + " of entry '" +
-                                          entry.name + "'");
-          auto bound = std::make_unique<BoundBuffer>();
-          TFC_RT_RETURN_IF_ERROR(bound->bind(t.take()));
-          args.push_back(&bound->buffer);
-          outs.push_back(std::move(bound));
-        }
-        const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
-        int rc = kernels[static_cast<size_t>(step.kernel)](args.data());
-        if (rc != 0) {
-          std::string why;
-          if (options.kernelErrorMessage)
-            why = options.kernelErrorMessage();
-          return Status::error(
-              (step.location.empty() ? "" : step.location + ": ") +
-              "entry '" + entry.name + "': kernel '" + kernel.name + "' (" +
-              kernel.signature + "), run once on the weights, failed with "
-              "error code " + std::to_string(rc) +
-              (why.empty() ? "" : ": " + why));
-        }
-        for (size_t o = 0; o < outs.size(); ++o)
-          precomputed.emplace(key + "#" + std::to_string(o),
-                              std::move(outs[o]));
-      }
-      for (size_t o = 0; o < step.outputs.size(); ++o) {
-        size_t id = static_cast<size_t>(step.outputs[o]);
-        weightKey[id] = key + "#" + std::to_string(o);
-        keys[id] = weightKey[id];
-      }
+      if (planned.insert(key).second)
+        calls.push_back({e, si, key});
+      for (size_t o = 0; o < step.outputs.size(); ++o)
+        precomputedKeys[e][static_cast<size_t>(step.outputs[o])] =
+            key + "#" + std::to_string(o);
       skipStep[e][si] = true;
     }
   }
+  return calls;
+}
 
-  // Weights and precomputed tensors that no step left in any entry reads
-  // (and no entry returns) are dropped: e.g. an [out, in] weight whose
-  // transposed copy the kernels read instead (PlanBuilder), or a
-  // concatenation that only fed a prologue transpose. Their memory is freed
-  // unless the caller holds the tensors too.
-  std::set<std::string> neededParams, neededKeys;
+/// The model values (modelKey) that runs read: inputs of steps the
+/// prologue does not compute, and entry outputs.
+std::set<std::string> Executor::Impl::keysRunsRead() const {
+  std::set<std::string> keys;
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const PlanEntry &entry = plan.entries[e];
     if (!runnable[e])
       continue;
-    auto need = [&](int32_t id) {
-      const PlanValue &v = entry.values[static_cast<size_t>(id)];
-      if (v.kind == PlanValue::Kind::Param)
-        neededParams.insert(v.name);
-      else if (!precomputedKeys[e][static_cast<size_t>(id)].empty())
-        neededKeys.insert(precomputedKeys[e][static_cast<size_t>(id)]);
-    };
     for (size_t si = 0; si < entry.steps.size(); ++si)
       if (!skipStep[e][si])
         for (int32_t in : entry.steps[si].inputs)
-          need(in);
+          keys.insert(modelKey(e, in));
     for (int32_t out : entry.outputs)
-      need(out);
+      keys.insert(modelKey(e, out));
   }
-  auto drop = [&](BoundBuffer &b) {
-    if (b.buffer.device && options.deviceFree)
-      options.deviceFree(nullptr, &b.buffer);
-  };
-  for (auto it = params.begin(); it != params.end();) {
-    if (neededParams.count(it->first)) {
-      ++it;
-      continue;
+  keys.erase(std::string());
+  return keys;
+}
+
+/// Runs one prologue computation, its results in `blocks`' storage.
+Status Executor::Impl::runPrologueCall(const PrologueCall &call,
+                                       PrologueBlocks &blocks) {
+  const PlanEntry &entry = plan.entries[call.entry];
+  const PlanStep &step = entry.steps[call.step];
+  std::vector<void *> args;
+  for (int32_t in : step.inputs) {
+    const PlanValue &v = entry.values[static_cast<size_t>(in)];
+    args.push_back(v.kind == PlanValue::Kind::Param ? &param(v.name).buffer
+                   : v.kind == PlanValue::Kind::Constant
+                       ? &constants[static_cast<size_t>(v.index)]->buffer
+                       : &precomputed.find(modelKey(call.entry, in))
+                              ->second->buffer);
+  }
+  std::vector<std::unique_ptr<BoundBuffer>> outs;
+  for (int32_t out : step.outputs) {
+    const PlanValue &v = entry.values[static_cast<size_t>(out)];
+    Expected<Tensor> t = blocks.take(v.dtype, staticShape(v));
+    if (!t)
+      return t.status().withContext("precomputing step " +
+                                    std::to_string(call.step) + " of entry '" +
+                                    entry.name + "'");
+    auto bound = std::make_unique<BoundBuffer>();
+    TFC_RT_RETURN_IF_ERROR(bound->bind(t.take()));
+    args.push_back(&bound->buffer);
+    outs.push_back(std::move(bound));
+  }
+  const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
+  int rc = kernels[static_cast<size_t>(step.kernel)](args.data());
+  if (rc != 0) {
+    std::string why = options.kernelErrorMessage ? options.kernelErrorMessage()
+                                                 : std::string();
+    return Status::error(
+        (step.location.empty() ? "" : step.location + ": ") + "entry '" +
+        entry.name + "': kernel '" + kernel.name + "' (" + kernel.signature +
+        "), run once on the weights, failed with error code " +
+        std::to_string(rc) + (why.empty() ? "" : ": " + why));
+  }
+  for (size_t o = 0; o < outs.size(); ++o)
+    precomputed.emplace(call.key + "#" + std::to_string(o), std::move(outs[o]));
+  return Status::success();
+}
+
+/// Drops the parameter or precomputed result named `key` (modelKey), giving
+/// its block to `blocks` when there are any. Constants belong to the plan.
+void Executor::Impl::release(const std::string &key, PrologueBlocks *blocks) {
+  bool isParam = key.compare(0, 2, "p:") == 0;
+  auto &table = isParam ? params : precomputed;
+  auto it = table.find(isParam ? key.substr(2) : key);
+  if (it == table.end())
+    return;
+  BoundBuffer &b = *it->second;
+  if (b.buffer.device && options.deviceFree)
+    options.deviceFree(nullptr, &b.buffer);
+  if (blocks)
+    blocks->give(std::move(b.tensor));
+  table.erase(it);
+}
+
+/// Runs the prologue's computations once and keeps their results like
+/// parameters. A value that no run reads (an [in, out] weight whose panels
+/// the kernels read instead, a concatenation that only fed a prologue
+/// transpose, a weight no runnable entry uses) is dropped right after the
+/// last computation that reads it, so that at most a few originals are
+/// resident beside their panels; its memory is freed, or reused by later
+/// results, unless the caller holds the tensor too.
+Status Executor::Impl::runPrologue() {
+  std::vector<PrologueCall> calls = planPrologue();
+  std::set<std::string> runsRead = keysRunsRead();
+  std::map<std::string, size_t> lastRead;
+  PrologueBlocks blocks;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const PlanEntry &entry = plan.entries[calls[i].entry];
+    const PlanStep &step = entry.steps[calls[i].step];
+    for (int32_t in : step.inputs)
+      lastRead[modelKey(calls[i].entry, in)] = i;
+    for (int32_t out : step.outputs) {
+      const PlanValue &v = entry.values[static_cast<size_t>(out)];
+      blocks.expect(v.dtype, staticShape(v));
     }
-    drop(*it->second);
-    it = params.erase(it);
   }
-  for (auto it = precomputed.begin(); it != precomputed.end();) {
-    if (neededKeys.count(it->first)) {
-      ++it;
-      continue;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    TFC_RT_RETURN_IF_ERROR(runPrologueCall(calls[i], blocks));
+    const PlanStep &step = plan.entries[calls[i].entry].steps[calls[i].step];
+    for (int32_t in : step.inputs) {
+      std::string key = modelKey(calls[i].entry, in);
+      if (lastRead[key] == i && !runsRead.count(key))
+        release(key, &blocks);
     }
-    drop(*it->second);
-    it = precomputed.erase(it);
   }
+  std::vector<std::string> unread;
+  for (const auto &p : params)
+    if (!runsRead.count("p:" + p.first))
+      unread.push_back("p:" + p.first);
+  for (const auto &p : precomputed)
+    if (!runsRead.count(p.first))
+      unread.push_back(p.first);
+  for (const std::string &key : unread)
+    release(key, nullptr);
   return Status::success();
 }
 

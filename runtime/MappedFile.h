@@ -1,8 +1,9 @@
 //===- MappedFile.h - A file's contents, read whole into memory -*- C++ -*-===//
 //
-// Checkpoints and inputs are read once, whole, into 64-byte-aligned memory
-// that this object owns (aligned f32 tensors are handed to generated code as
-// zero-copy views of it). The name is historical: files used to be mmap'ed,
+// Files tfc reads (tokenizer files here; checkpoints and input files
+// through FileReader, tensor by tensor) are read once into memory tfc owns,
+// 64-byte aligned (tensors are handed to generated code as zero-copy views
+// of it). The name is historical: files used to be mmap'ed,
 // but a mapped file that another process truncates (what
 // `safetensors.save_file` to the same path does) kills the reader with
 // SIGBUS on the next touch of a lost page, anywhere, in any kernel thread;
@@ -33,6 +34,40 @@
 #include <vector>
 
 namespace tfc::rt {
+
+/// A regular file open for reading, in pieces, as one snapshot: open()
+/// refuses what MappedFile::open refuses, read() refuses a file that ends
+/// early, and checkUnchanged(), called after the last read, refuses one
+/// whose size, modification time or inode differ from when it was opened.
+/// MappedFile reads a file whole through it; a safetensors checkpoint reads
+/// each tensor into storage of its own.
+class FileReader {
+public:
+  static Expected<FileReader> open(const std::string &path,
+                                   uint64_t maxBytes = UINT64_MAX);
+
+  FileReader(FileReader &&other) noexcept;
+  FileReader &operator=(FileReader &&) = delete;
+  FileReader(const FileReader &) = delete;
+  ~FileReader();
+
+  const std::string &path() const { return name; }
+  /// The size when opened.
+  uint64_t size() const { return length; }
+  /// Exactly `bytes` bytes at `offset` into `dst`.
+  Status read(uint64_t offset, void *dst, size_t bytes) const;
+  Status checkUnchanged() const;
+
+private:
+  FileReader() = default;
+
+  std::string name;
+  int fd = -1;
+  uint64_t length = 0;
+  /// fstat's st_size, st_mtim and st_ino when opened.
+  int64_t mtimeSec = 0, mtimeNsec = 0;
+  uint64_t inode = 0;
+};
 
 class MappedFile {
 public:

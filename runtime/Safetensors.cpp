@@ -175,10 +175,13 @@ private:
 //===----------------------------------------------------------------------===//
 
 Expected<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
-  Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
-  if (!file)
-    return file.status();
-  return fromMappedFile(file.take());
+  Expected<FileReader> reader = FileReader::open(path);
+  if (!reader)
+    return reader.status();
+  SafetensorsFile st;
+  st.name = path;
+  TFC_RT_RETURN_IF_ERROR(st.readTensors(*reader));
+  return st;
 }
 
 Expected<SafetensorsFile>
@@ -192,10 +195,8 @@ SafetensorsFile::fromMappedFile(std::shared_ptr<MappedFile> file) {
   if (!file)
     return Status::error("no file to read safetensors from");
   SafetensorsFile st;
-  st.file = std::move(file);
-  Status s = st.parseHeader();
-  if (!s.ok())
-    return s.withContext(st.file->path());
+  st.name = file->path();
+  TFC_RT_RETURN_IF_ERROR(st.viewTensors(file));
   return st;
 }
 
@@ -216,20 +217,17 @@ static bool readUnsigned(const json &v, uint64_t &out, std::string &found) {
   return false;
 }
 
-/// Reads the 8-byte header length and the JSON header after it into
-/// `header` (an object, checked for depth and duplicate keys by
-/// HeaderChecker); `dataStart` is where the data section begins.
-static Status readHeaderObject(const MappedFile &file, uint64_t &dataStart,
-                               json &header) {
-  const uint64_t fileSize = file.size();
+/// The header length that the file's first min(fileSize, 8) bytes give,
+/// checked against the file's size.
+static Expected<uint64_t> readHeaderLength(const uint8_t *prefix,
+                                           uint64_t fileSize) {
   if (fileSize < 8)
     return Status::error("file is too short to be a safetensors file (" +
                          std::to_string(fileSize) +
                          " bytes; the header length alone takes 8)");
-
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i) // Little-endian regardless of host.
-    headerLen = (headerLen << 8) | file.data()[i];
+    headerLen = (headerLen << 8) | prefix[i];
   if (headerLen > kMaxSafetensorsHeaderSize)
     return Status::error("header length " + std::to_string(headerLen) +
                          " is absurd (limit " +
@@ -239,11 +237,13 @@ static Status readHeaderObject(const MappedFile &file, uint64_t &dataStart,
     return Status::error("header length " + std::to_string(headerLen) +
                          " exceeds the file size (" + std::to_string(fileSize) +
                          " bytes); the file is truncated or not safetensors");
-  dataStart = 8 + headerLen;
+  return headerLen;
+}
 
-  const char *hbegin = reinterpret_cast<const char *>(file.data()) + 8;
-  const char *hend = hbegin + headerLen;
-
+/// The JSON header [hbegin, hend) into `header` (an object, checked for
+/// depth and duplicate keys by HeaderChecker).
+static Status readHeaderObject(const char *hbegin, const char *hend,
+                               json &header) {
   HeaderChecker checker;
   if (!json::sax_parse(hbegin, hend, &checker)) {
     if (checker.syntaxError || checker.error.empty())
@@ -419,11 +419,13 @@ checkNoOverlap(const std::map<std::string, SafetensorsEntry> &entries) {
   return Status::success();
 }
 
-Status SafetensorsFile::parseHeader() {
-  json header;
-  TFC_RT_RETURN_IF_ERROR(readHeaderObject(*file, dataStart, header));
-  const uint64_t dataSize = file->size() - dataStart;
-  for (auto it = header.begin(); it != header.end(); ++it) {
+Status SafetensorsFile::parseHeader(const char *header, uint64_t headerLen,
+                                    uint64_t fileSize) {
+  json object;
+  TFC_RT_RETURN_IF_ERROR(readHeaderObject(header, header + headerLen, object));
+  dataStart = 8 + headerLen;
+  const uint64_t dataSize = fileSize - dataStart;
+  for (auto it = object.begin(); it != object.end(); ++it) {
     if (it.key() == "__metadata__") {
       TFC_RT_RETURN_IF_ERROR(readMetadata(it.value(), meta));
       continue;
@@ -433,6 +435,65 @@ Status SafetensorsFile::parseHeader() {
     entries.emplace(it.key(), std::move(e));
   }
   return checkNoOverlap(entries);
+}
+
+/// Reads the header, then each tensor into an owned block of its own, in
+/// the file's order; and refuses a file that changed meanwhile.
+Status SafetensorsFile::readTensors(const FileReader &reader) {
+  uint8_t prefix[8];
+  TFC_RT_RETURN_IF_ERROR(
+      reader.read(0, prefix, std::min<uint64_t>(reader.size(), 8)));
+  Expected<uint64_t> headerLen = readHeaderLength(prefix, reader.size());
+  if (!headerLen)
+    return headerLen.status().withContext(name);
+  std::string header(static_cast<size_t>(*headerLen), '\0');
+  TFC_RT_RETURN_IF_ERROR(reader.read(8, header.data(), header.size()));
+  TFC_RT_RETURN_IF_ERROR(
+      parseHeader(header.data(), *headerLen, reader.size()).withContext(name));
+  std::vector<const SafetensorsEntry *> inFileOrder;
+  for (const auto &kv : entries)
+    inFileOrder.push_back(&kv.second);
+  std::sort(inFileOrder.begin(), inFileOrder.end(),
+            [](const SafetensorsEntry *a, const SafetensorsEntry *b) {
+              return a->begin < b->begin;
+            });
+  for (const SafetensorsEntry *e : inFileOrder) {
+    Expected<Tensor> t = Tensor::allocate(e->dtype, e->shape);
+    if (!t)
+      return t.status().withContext(name + ": tensor '" + e->name + "'");
+    TFC_RT_RETURN_IF_ERROR(reader.read(dataStart + e->begin, t->data(),
+                                       static_cast<size_t>(e->end - e->begin)));
+    tensors.emplace(e->name, t.take());
+  }
+  return reader.checkUnchanged();
+}
+
+/// Parses the header of bytes in memory and makes each tensor a view of
+/// them, or a copy where they are not aligned for its dtype (a hand-made
+/// file whose header length is not a multiple of 8) or empty.
+Status SafetensorsFile::viewTensors(const std::shared_ptr<MappedFile> &file) {
+  Expected<uint64_t> headerLen = readHeaderLength(file->data(), file->size());
+  if (!headerLen)
+    return headerLen.status().withContext(name);
+  const char *header = reinterpret_cast<const char *>(file->data()) + 8;
+  TFC_RT_RETURN_IF_ERROR(
+      parseHeader(header, *headerLen, file->size()).withContext(name));
+  for (const auto &kv : entries) {
+    const SafetensorsEntry &e = kv.second;
+    uint8_t *p = file->data() + dataStart + e.begin;
+    bool view = e.end > e.begin &&
+                reinterpret_cast<uintptr_t>(p) % dtypeSize(e.dtype) == 0;
+    Expected<Tensor> t =
+        view ? Tensor::borrow(e.dtype, e.shape, p,
+                              std::shared_ptr<const void>(file, file.get()))
+             : Tensor::allocate(e.dtype, e.shape);
+    if (!t)
+      return t.status().withContext(name + ": tensor '" + e.name + "'");
+    if (!view && e.end > e.begin)
+      std::memcpy(t->data(), p, e.end - e.begin);
+    tensors.emplace(e.name, t.take());
+  }
+  return Status::success();
 }
 
 std::vector<std::string> SafetensorsFile::names() const {
@@ -448,27 +509,11 @@ const SafetensorsEntry *SafetensorsFile::find(const std::string &name) const {
   return it == entries.end() ? nullptr : &it->second;
 }
 
-Expected<Tensor> SafetensorsFile::view(const SafetensorsEntry &e) const {
-  uint8_t *p = file->data() ? file->data() + dataStart + e.begin : nullptr;
-  size_t align = dtypeSize(e.dtype);
-  if (p && reinterpret_cast<uintptr_t>(p) % align == 0)
-    return Tensor::borrow(e.dtype, e.shape, p,
-                          std::shared_ptr<const void>(file, file.get()));
-  // Misaligned (a hand-made file whose header length is not a multiple of
-  // 8) or empty: copy, so typed access stays well-defined.
-  Expected<Tensor> copy = Tensor::zeros(e.dtype, e.shape);
-  if (!copy)
-    return copy.status().withContext(path() + ": tensor '" + e.name + "'");
-  if (e.end > e.begin)
-    std::memcpy(copy->data(), p, e.end - e.begin);
-  return copy;
-}
-
 Expected<Tensor> SafetensorsFile::tensor(const std::string &name) const {
   const SafetensorsEntry *e = find(name);
   if (!e)
     return Status::error(path() + ": no tensor named '" + name + "'");
-  return view(*e);
+  return tensors.find(name)->second;
 }
 
 Expected<Tensor> SafetensorsFile::loadF32(const std::string &name) const {
@@ -479,12 +524,13 @@ Expected<Tensor> SafetensorsFile::loadF32(const std::string &name) const {
     return Status::error(path() + ": tensor '" + name + "' has dtype " +
                          safetensorsDTypeName(e->dtype) +
                          ", which cannot be loaded as f32");
+  const Tensor &stored = tensors.find(name)->second;
   if (e->dtype == DType::F32)
-    return view(*e);
-  Expected<Tensor> out = Tensor::zeros(DType::F32, e->shape);
+    return stored;
+  Expected<Tensor> out = Tensor::allocate(DType::F32, e->shape);
   if (!out)
     return out.status().withContext(path() + ": tensor '" + name + "'");
-  const uint8_t *src = file->data() + dataStart + e->begin;
+  const void *src = stored.data();
   Status s = convertToF32(e->dtype, src, out->dataAs<float>(),
                           static_cast<size_t>(out->numElements()));
   if (!s.ok())

@@ -49,11 +49,15 @@ struct SafetensorsEntry {
   uint64_t end = 0;
 };
 
-/// An opened, validated .safetensors file. Cheap to copy (the mapping is
-/// shared); tensors handed out keep the mapping alive on their own.
+/// An opened, validated .safetensors file. Cheap to copy (the tensors are
+/// shared); tensors handed out keep their storage alive on their own. A file
+/// opened by path is read whole when it is opened, each tensor into an
+/// owned block of its own, so a weight that a model stops needing (one that
+/// only the executor's weight prologue read) frees its memory alone; tensors
+/// of bytes already in memory (fromBytes, fromMappedFile) are views of them.
 class SafetensorsFile {
 public:
-  /// Maps `path` and validates its header and offsets. Refuses (with the
+  /// Reads `path` and validates its header and offsets. Refuses (with the
   /// path and tensor in the message): files shorter than 8 bytes, header
   /// lengths beyond the file or above kMaxSafetensorsHeaderSize, headers that
   /// are not a JSON object (or are nested absurdly deep, or repeat a key),
@@ -72,7 +76,7 @@ public:
   static Expected<SafetensorsFile>
   fromMappedFile(std::shared_ptr<MappedFile> file);
 
-  const std::string &path() const { return file->path(); }
+  const std::string &path() const { return name; }
 
   /// Tensor names, sorted.
   std::vector<std::string> names() const;
@@ -89,25 +93,29 @@ public:
   /// The "__metadata__" map (empty when absent).
   const std::map<std::string, std::string> &metadata() const { return meta; }
 
-  /// The tensor in its stored dtype. Zero-copy (a view that keeps the mapping
-  /// alive) when its bytes are aligned for the dtype, which they are in every
-  /// file written by the reference implementation or by writeSafetensors;
-  /// otherwise an owned copy.
+  /// The tensor in its stored dtype, sharing the bytes read (no copy). Of
+  /// bytes in memory: a view when they are aligned for the dtype, which they
+  /// are in every file written by the reference implementation or by
+  /// writeSafetensors; otherwise a copy.
   Expected<Tensor> tensor(const std::string &name) const;
 
-  /// The tensor as f32: a zero-copy view for aligned f32 data, otherwise a
-  /// converted owned copy (f16, bf16 exactly; f64 rounded). Integer and bool
-  /// tensors are refused.
+  /// The tensor as f32: tensor(name) for f32 data, otherwise a converted
+  /// owned copy (f16, bf16 exactly; f64 rounded). Integer and bool tensors
+  /// are refused.
   Expected<Tensor> loadF32(const std::string &name) const;
 
 private:
   SafetensorsFile() = default;
-  Status parseHeader();
-  Expected<Tensor> view(const SafetensorsEntry &entry) const;
+  Status parseHeader(const char *header, uint64_t headerLen,
+                     uint64_t fileSize);
+  Status readTensors(const FileReader &reader);
+  Status viewTensors(const std::shared_ptr<MappedFile> &file);
 
-  std::shared_ptr<MappedFile> file;
+  std::string name;       // The path, or the display name of bytes.
   uint64_t dataStart = 0; // 8 + header length
   std::map<std::string, SafetensorsEntry> entries;
+  /// Each entry's tensor, in its stored dtype.
+  std::map<std::string, Tensor> tensors;
   std::map<std::string, std::string> meta;
 };
 

@@ -87,14 +87,17 @@ std::string typeToString(DType dtype, const Shape &shape) {
 }
 
 Expected<int64_t> checkedNumElements(const Shape &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0)
       return Status::error("invalid shape " + shapeToString(shape) +
                            ": negative dimension");
-    // Zero-sized dimensions make the product 0 whatever follows, but the
-    // remaining dimensions must still be checked for negativity.
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+  // A zero dimension anywhere makes the tensor empty, even where the
+  // product of the others would overflow.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return int64_t(0);
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (n > std::numeric_limits<int64_t>::max() / d)
       return Status::error("invalid shape " + shapeToString(shape) +
                            ": element count overflows");
     n *= d;
@@ -254,6 +257,13 @@ Status convertToF32(DType srcType, const void *src, float *dst, size_t count) {
 // Tensor
 //===----------------------------------------------------------------------===//
 
+size_t blockBytes(size_t bytes) {
+  if (bytes < kHugeBlock)
+    return bytes;
+  size_t rounded = (bytes + kHugeBlock - 1) / kHugeBlock * kHugeBlock;
+  return rounded < bytes ? 0 : rounded;
+}
+
 void *allocateBlock(size_t bytes) {
   if (bytes < kHugeBlock)
     return std::aligned_alloc(Tensor::kAlignment, bytes);
@@ -261,8 +271,8 @@ void *allocateBlock(size_t bytes) {
   // pages before the first touch: a decode step streams ~0.5 GB of weights
   // (and the KV cache), which in 4 KiB pages is a TLB miss (a page walk,
   // nested under a hypervisor) every 4 KiB.
-  size_t rounded = (bytes + kHugeBlock - 1) / kHugeBlock * kHugeBlock;
-  if (rounded < bytes)
+  size_t rounded = blockBytes(bytes);
+  if (rounded == 0)
     return nullptr;
   void *p = std::aligned_alloc(kHugeBlock, rounded);
 #ifdef MADV_HUGEPAGE
@@ -272,24 +282,37 @@ void *allocateBlock(size_t bytes) {
   return p;
 }
 
-Expected<Tensor> Tensor::zeros(DType dtype, Shape shape) {
+/// What allocate() asks allocateBlock for: the byte size rounded up to
+/// Tensor::kAlignment (std::aligned_alloc needs a multiple of it), and a
+/// whole alignment unit for an empty tensor, so that data() is never null.
+static Expected<size_t> alignedBytes(DType dtype, const Shape &shape) {
   Expected<size_t> bytes = checkedByteSize(dtype, shape);
   if (!bytes)
     return bytes.status();
-  // std::aligned_alloc needs a size that is a multiple of the alignment; an
-  // empty tensor still gets a block so that data() is never null.
-  size_t size = *bytes;
-  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < size) // Wrapped around.
+  const size_t a = Tensor::kAlignment;
+  size_t rounded = std::max((*bytes + a - 1) / a * a, a);
+  if (rounded < *bytes || blockBytes(rounded) == 0) // Wrapped around.
     return Status::error("cannot allocate " + typeToString(dtype, shape) +
                          ": too large");
-  if (rounded == 0)
-    rounded = kAlignment;
-  void *p = allocateBlock(rounded);
+  return rounded;
+}
+
+Expected<size_t> Tensor::storageBytesFor(DType dtype, const Shape &shape) {
+  Expected<size_t> rounded = alignedBytes(dtype, shape);
+  if (!rounded)
+    return rounded;
+  return blockBytes(*rounded);
+}
+
+Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
+  Expected<size_t> rounded = alignedBytes(dtype, shape);
+  if (!rounded)
+    return rounded.status();
+  size_t size = *checkedByteSize(dtype, shape);
+  void *p = allocateBlock(*rounded);
   if (!p)
     return Status::error("out of memory allocating " + std::to_string(size) +
                          " bytes for " + typeToString(dtype, shape));
-  std::memset(p, 0, rounded);
 
   Tensor t;
   t.type = dtype;
@@ -298,7 +321,30 @@ Expected<Tensor> Tensor::zeros(DType dtype, Shape shape) {
   t.keepAlive = std::shared_ptr<const void>(
       p, [](const void *q) { std::free(const_cast<void *>(q)); });
   t.base = p;
+  t.capacity = blockBytes(*rounded);
   t.owned = true;
+  return t;
+}
+
+Expected<Tensor> Tensor::zeros(DType dtype, Shape shape) {
+  Expected<Tensor> t = allocate(dtype, std::move(shape));
+  if (t) // The block's 64-byte-aligned part that the tensor uses.
+    std::memset(t->base, 0,
+                (t->byteSize() + kAlignment - 1) / kAlignment * kAlignment);
+  return t;
+}
+
+Expected<Tensor> Tensor::reuse(Tensor &&old, DType dtype, Shape shape) {
+  Expected<size_t> bytes = checkedByteSize(dtype, shape);
+  if (!bytes)
+    return bytes.status();
+  if (!old.owned || old.storageShared() || *bytes > old.capacity)
+    return Status::error("cannot reuse the storage of " + old.typeString() +
+                         " for " + typeToString(dtype, shape));
+  Tensor t = std::move(old);
+  t.type = dtype;
+  t.count = *checkedNumElements(shape);
+  t.dims = std::move(shape);
   return t;
 }
 
@@ -316,6 +362,7 @@ Expected<Tensor> Tensor::borrow(DType dtype, Shape shape, void *data,
   t.dims = std::move(shape);
   t.keepAlive = std::move(owner);
   t.base = data;
+  t.capacity = t.byteSize();
   t.owned = false;
   return t;
 }

@@ -122,6 +122,10 @@ constexpr size_t kHugeBlock = size_t(2) << 20;
 /// `bytes` must be a multiple of Tensor::kAlignment. Null when out of memory.
 void *allocateBlock(size_t bytes);
 
+/// The bytes allocateBlock(bytes) reserves: `bytes`, or whole 2 MiB pages
+/// for a huge block (0 when rounding up overflows).
+size_t blockBytes(size_t bytes);
+
 //===----------------------------------------------------------------------===//
 // Tensor
 //===----------------------------------------------------------------------===//
@@ -138,6 +142,21 @@ public:
   /// A new owned, zero-filled tensor. Fails for an invalid shape or when
   /// memory cannot be allocated (reported, not thrown).
   static Expected<Tensor> zeros(DType dtype, Shape shape);
+
+  /// A new owned tensor whose bytes are not initialized: for storage that
+  /// is about to be overwritten whole (a file read into it, a kernel's
+  /// output). Fails like zeros().
+  static Expected<Tensor> allocate(DType dtype, Shape shape);
+
+  /// The storageBytes() of allocate(dtype, shape)'s result.
+  static Expected<size_t> storageBytesFor(DType dtype, const Shape &shape);
+
+  /// A tensor of `dtype` and `shape` in the storage of `old`, whose bytes
+  /// it keeps (uninitialized in effect): reuses a block instead of paging
+  /// in a fresh one. `old` must own its storage alone (!storageShared())
+  /// and its block must hold the new size; otherwise an error, and `old` is
+  /// left as it was.
+  static Expected<Tensor> reuse(Tensor &&old, DType dtype, Shape shape);
 
   /// A tensor that borrows `data` (which must hold checkedByteSize bytes).
   /// `owner` is kept alive as long as any copy of the tensor exists; pass the
@@ -176,6 +195,12 @@ public:
 
   /// False for a tensor made by borrow() (e.g. a view into a checkpoint).
   bool ownsData() const { return owned; }
+  /// Bytes of the storage behind data(): the whole block of an owned
+  /// tensor (blockBytes; at least byteSize()), byteSize() for a borrowed one.
+  size_t storageBytes() const { return capacity; }
+  /// Whether another Tensor (a copy, or a view's other users) shares this
+  /// one's storage, so that freeing or reusing it would affect them.
+  bool storageShared() const { return keepAlive.use_count() > 1; }
 
   const void *data() const { return base; }
   /// Writable access. For a view into a checkpoint mapping this writes the
@@ -209,6 +234,8 @@ private:
   /// Keeps the bytes alive: the aligned heap block, or the borrowed owner.
   std::shared_ptr<const void> keepAlive;
   void *base = nullptr;
+  /// storageBytes().
+  size_t capacity = 0;
   bool owned = false;
 };
 

@@ -256,6 +256,90 @@ TEST(ExecutorTest, ReleasedTempsAreFreed) {
   EXPECT_EQ(k.lastRunStats().peakTempBytes, 3 * temp);
 }
 
+/// The hosts of the outputs fakeDoubleWeight wrote, in call order.
+std::vector<const void *> gDoubledInto;
+
+/// out = 2 * w over f32[16] (a weight-only step: the prologue runs it).
+int fakeDoubleWeight(void **args) {
+  halide_buffer_t *w = arg(args, 0), *out = arg(args, 1);
+  if (!isType(w, halide_type_float, 32, 1) || elements(w) != elements(out))
+    return -1;
+  for (int64_t i = 0; i < elements(w); ++i)
+    reinterpret_cast<float *>(out->host)[i] =
+        2.0f * reinterpret_cast<const float *>(w->host)[i];
+  gDoubledInto.push_back(out->host);
+  return 0;
+}
+
+/// out = x + y over f32[16].
+int fakeAdd(void **args) {
+  halide_buffer_t *x = arg(args, 0), *y = arg(args, 1), *out = arg(args, 2);
+  for (int64_t i = 0; i < elements(out); ++i)
+    reinterpret_cast<float *>(out->host)[i] =
+        reinterpret_cast<const float *>(x->host)[i] +
+        reinterpret_cast<const float *>(y->host)[i];
+  return 0;
+}
+
+/// apply(x: f32[16]) = x + 2a + 2b, where 2a and 2b are weight-only steps.
+Plan makeProloguePlan() {
+  using K = PlanValue::Kind;
+  Plan plan;
+  plan.modelName = "prologue";
+  plan.kernels = {{"k0_double", "tfc.mul", KernelFamily::Elementwise,
+                   "tfc.mul (tensor<16xf32>, 2)", 1, 1},
+                  {"k1_add", "tfc.add", KernelFamily::Elementwise,
+                   "tfc.add (tensor<16xf32>, tensor<16xf32>)", 2, 1}};
+  plan.params = {{"a", {16}, DType::F32}, {"b", {16}, DType::F32}};
+  PlanEntry entry;
+  entry.name = "apply";
+  entry.values = {
+      makeValue(K::Input, DType::F32, {lit(16)}, "", 0), // 0 x
+      makeValue(K::Param, DType::F32, {lit(16)}, "a"),   // 1
+      makeValue(K::Param, DType::F32, {lit(16)}, "b"),   // 2
+      makeValue(K::Temp, DType::F32, {lit(16)}),         // 3 2a
+      makeValue(K::Temp, DType::F32, {lit(16)}),         // 4 2b
+      makeValue(K::Temp, DType::F32, {lit(16)}),         // 5 x + 2a
+      makeValue(K::Temp, DType::F32, {lit(16)}),         // 6 + 2b
+  };
+  entry.inputs = {0};
+  entry.inputNames = {"x"};
+  entry.outputs = {6};
+  entry.outputNames = {"y"};
+  entry.steps = {{0, {1}, {3}, {}, "p.tfm:1:1"},
+                 {0, {2}, {4}, {}, "p.tfm:2:1"},
+                 {1, {0, 3}, {5}, {}, "p.tfm:3:1"},
+                 {1, {5, 4}, {6}, {5}, "p.tfm:4:1"}};
+  plan.entries.push_back(entry);
+  return plan;
+}
+
+TEST(ExecutorTest, PrologueFreesWeightsAndReusesTheirBlocks) {
+  Plan plan = makeProloguePlan();
+  ASSERT_TRUE(verifyPlan(plan).ok()) << verifyPlan(plan).message();
+  Tensor a = *Tensor::fromF32({16}, std::vector<float>(16, 1.0f));
+  Tensor b = *Tensor::fromF32({16}, std::vector<float>(16, 10.0f));
+  const void *aBlock = a.data();
+  Tensor bCopy = b; // The caller keeps b: its block must not be reused.
+  WeightMap weights; // (An initializer list would copy the tensors.)
+  weights.emplace("a", std::move(a));
+  weights.emplace("b", std::move(b));
+  gDoubledInto.clear();
+  Expected<Executor> e = Executor::create(plan, {fakeDoubleWeight, fakeAdd},
+                                          std::move(weights));
+  ASSERT_TRUE(e.ok()) << e.message();
+  // 2a went to a new block; a, read for the last time, gave its block to 2b.
+  ASSERT_EQ(gDoubledInto.size(), 2u);
+  EXPECT_NE(gDoubledInto[0], aBlock);
+  EXPECT_EQ(gDoubledInto[1], aBlock);
+  // The executor let go of b, which only the prologue read.
+  EXPECT_FALSE(bCopy.storageShared());
+  Expected<std::vector<Tensor>> y =
+      e->run("apply", {*Tensor::fromF32({16}, std::vector<float>(16, 0.5f))});
+  ASSERT_TRUE(y.ok()) << y.message();
+  EXPECT_EQ((*y)[0].dataAs<float>()[15], 22.5f); // 0.5 + 2 + 20
+}
+
 TEST(ExecutorTest, WeightsAreCheckedAtCreation) {
   WeightMap bad = {{"wte", *Tensor::zeros(DType::F32, {10, 5})}};
   Expected<Executor> e = Executor::create(makeToyPlan(), toyKernels(), bad);

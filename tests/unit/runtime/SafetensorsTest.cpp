@@ -90,7 +90,11 @@ TEST_F(SafetensorsTest, WriterReaderRoundTrip) {
   EXPECT_EQ(w->dtype(), DType::F32);
   EXPECT_EQ(w->shape(), (Shape{2, 3}));
   EXPECT_EQ(w->dataAs<float>()[5], 6.5f);
-  EXPECT_FALSE(w->ownsData()); // zero-copy view into the mapping
+  // Read into a block of its own, which the file and `w` share.
+  EXPECT_TRUE(w->ownsData());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w->data()) % Tensor::kAlignment, 0u);
+  EXPECT_EQ(f->tensor("weight")->data(), w->data());
+  EXPECT_NE(f->tensor("ids")->data(), w->data());
 
   Expected<Tensor> ids = f->tensor("ids");
   ASSERT_TRUE(ids.ok());

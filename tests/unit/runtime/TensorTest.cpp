@@ -306,9 +306,10 @@ TEST(Shape, CheckedNumElements) {
       checkedNumElements({int64_t(1) << 32, int64_t(1) << 32});
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.message().find("overflow"), std::string::npos);
-  // A zero dimension empties the tensor, but a later negative one is still
-  // an error.
+  // A zero dimension empties the tensor, even after dimensions whose
+  // product overflows, but a later negative one is still an error.
   EXPECT_FALSE(checkedNumElements({0, -3}).ok());
+  EXPECT_EQ(*checkedNumElements({int64_t(1) << 32, int64_t(1) << 32, 0}), 0);
   EXPECT_FALSE(checkedByteSize(DType::I64, {int64_t(1) << 62}).ok());
 }
 
@@ -345,6 +346,37 @@ TEST(Tensor, ZerosAreAlignedAndZero) {
   Expected<Tensor> scalar = Tensor::zeros(DType::F32, {});
   ASSERT_TRUE(scalar.ok());
   EXPECT_EQ(scalar->numElements(), 1);
+}
+
+TEST(Tensor, AllocateAndReuseStorage) {
+  Expected<Tensor> t = Tensor::allocate(DType::F32, {3, 5});
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_TRUE(t->ownsData());
+  EXPECT_EQ(t->storageBytes(), 64u); // 60 bytes, rounded to the alignment
+  EXPECT_EQ(*Tensor::storageBytesFor(DType::F32, {3, 5}), 64u);
+  // Huge blocks are whole 2 MiB pages.
+  EXPECT_EQ(*Tensor::storageBytesFor(DType::F32, {768, 769}), 4u << 20);
+  EXPECT_EQ(*Tensor::storageBytesFor(DType::F32, {0}), 64u);
+
+  const void *block = t->data();
+  Tensor copy = *t;
+  EXPECT_TRUE(t->storageShared());
+  // A shared block cannot be reused, and the tensor stays as it was.
+  EXPECT_FALSE(Tensor::reuse(std::move(*t), DType::I8, {64}).ok());
+  EXPECT_EQ(t->typeString(), "f32[3, 5]");
+  copy = Tensor();
+  EXPECT_FALSE(t->storageShared());
+  EXPECT_FALSE(Tensor::reuse(std::move(*t), DType::I8, {65}).ok()); // too big
+  Expected<Tensor> bf = Tensor::reuse(std::move(*t), DType::BF16, {2, 16});
+  ASSERT_TRUE(bf.ok()) << bf.message();
+  EXPECT_EQ(bf->data(), block);
+  EXPECT_EQ(bf->typeString(), "bf16[2, 16]");
+  EXPECT_EQ(bf->numElements(), 32);
+  EXPECT_EQ(bf->storageBytes(), 64u);
+  // A borrowed view's storage is the caller's: never reused.
+  float values[4] = {};
+  Tensor view = *Tensor::borrow(DType::F32, {4}, values, nullptr);
+  EXPECT_FALSE(Tensor::reuse(std::move(view), DType::F32, {4}).ok());
 }
 
 TEST(Tensor, RefusesBadShapesAndHugeAllocations) {
