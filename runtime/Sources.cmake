@@ -17,5 +17,6 @@ set(TFC_RUNTIME_SOURCES
   Sampler.cpp
   Seq2Seq.cpp
   Tensor.cpp
+  ThreadPool.cpp
   WeightBinding.cpp
   )

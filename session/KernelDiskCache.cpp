@@ -5,6 +5,7 @@
 #include "codegen/KernelBuilder.h"
 #include "codegen/Parallel.h"
 #include "runtime/FileWriter.h"
+#include "runtime/ThreadPool.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -308,6 +309,12 @@ llvm::Error KernelDiskCache::Impl::loadRuntime() {
   if (auto set = reinterpret_cast<SetHandler>(
           dlsym(runtime, "halide_set_error_handler")))
     set(runtimeErrorHandler);
+  // The kernels' parallel loops run on tfc's pool (runtime/ThreadPool.h).
+  using ParallelFor = int (*)(void *, rt::ParallelTask, int, int, uint8_t *);
+  using SetParallelFor = ParallelFor (*)(ParallelFor);
+  if (auto set = reinterpret_cast<SetParallelFor>(
+          dlsym(runtime, "halide_set_custom_do_par_for")))
+    set(&rt::parallelFor);
   loaded[targetString] = runtime;
   return llvm::Error::success();
 }

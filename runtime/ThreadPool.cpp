@@ -1,0 +1,208 @@
+//===- ThreadPool.cpp - The parallel loops of the compiled kernels --------===//
+//
+// See ThreadPool.h. Workers are POSIX threads (pthread_create reports a
+// failure as a value: the pool then runs with the workers it has) that are
+// never joined: the pool lives until the process ends.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ThreadPool.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include <pthread.h>
+
+namespace tfc::rt {
+namespace {
+
+/// How long an idle worker spins for the next loop before it sleeps. Loops
+/// of a model follow each other within microseconds to a few tens of them;
+/// 50, 200 and 2000 measured the same on the Transformer base (2 threads).
+constexpr int64_t kSpinMicroseconds = 100;
+
+/// Busy-wait hint for the core (x86 `pause`).
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+int64_t nowMicroseconds() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// One parallel loop. Lives on the caller's stack; the caller returns only
+/// once no worker can still reach it (see Pool::run).
+struct Job {
+  ParallelTask task;
+  void *userContext;
+  int min;
+  int size;
+  uint8_t *closure;
+  std::atomic<int> next{0};
+  std::atomic<int> finished{0};
+  std::atomic<int> result{0};
+};
+
+/// Runs tasks of `job` until none is left; after a failure the rest are
+/// counted but not run, as in Halide's pool.
+void work(Job &job) {
+  for (;;) {
+    int i = job.next.fetch_add(1);
+    if (i >= job.size)
+      return;
+    if (job.result.load(std::memory_order_relaxed) == 0) {
+      int rc = job.task(job.userContext, job.min + i, job.closure);
+      if (rc != 0) {
+        int expected = 0;
+        job.result.compare_exchange_strong(expected, rc);
+      }
+    }
+    job.finished.fetch_add(1);
+  }
+}
+
+/// Set on workers, and on a caller while it runs its share: a loop started
+/// inside a task runs serially (the pool is busy with its parent).
+thread_local bool tInsideLoop = false;
+
+class Pool {
+public:
+  /// Never destroyed: workers may be waiting in it when the process exits.
+  static Pool &get() {
+    static Pool *pool = new Pool();
+    return *pool;
+  }
+
+  int threads() const { return desired; }
+
+  int run(Job &job) {
+    std::lock_guard<std::mutex> runLock(runMutex);
+    startWorkers();
+    current.store(&job);
+    generation.fetch_add(1);
+    if (sleeping.load() > 0) {
+      // A worker counts itself as sleeping under the mutex before it tests
+      // the generation; taking the mutex here means it either sees the new
+      // generation or is already waiting when notified.
+      { std::lock_guard<std::mutex> lock(sleepMutex); }
+      wake.notify_all();
+    }
+    tInsideLoop = true;
+    work(job);
+    tInsideLoop = false;
+    waitUntil([&] { return job.finished.load() == job.size; });
+    // A worker holds `busy` from before it reads `current` until it is done
+    // with the job it read: once `current` is cleared and `busy` is 0, none
+    // can touch `job` again.
+    current.store(nullptr);
+    waitUntil([&] { return busy.load() == 0; });
+    return job.result.load();
+  }
+
+private:
+  Pool() {
+    int n = 0;
+    if (const char *env = std::getenv("HL_NUM_THREADS"))
+      n = std::atoi(env);
+    if (n <= 0)
+      n = static_cast<int>(std::thread::hardware_concurrency());
+    desired = n > 0 ? n : 1;
+  }
+
+  /// Spins until `done()`, yielding the core now and then (a worker that
+  /// holds the last task may be waiting for it).
+  template <typename Done> static void waitUntil(Done done) {
+    for (int spins = 1; !done(); ++spins) {
+      relax();
+      if (spins % 1024 == 0)
+        std::this_thread::yield();
+    }
+  }
+
+  void startWorkers() {
+    if (started)
+      return;
+    started = true;
+    for (int i = 1; i < desired; ++i) {
+      pthread_t thread;
+      if (pthread_create(&thread, nullptr, &Pool::workerMain, this) != 0)
+        break; // run with the workers there are
+      pthread_detach(thread);
+    }
+  }
+
+  static void *workerMain(void *pool) {
+    static_cast<Pool *>(pool)->workerLoop();
+    return nullptr;
+  }
+
+  /// Waits for a new generation: spins kSpinMicroseconds, then sleeps.
+  void awaitGeneration(uint64_t seen) {
+    int64_t start = nowMicroseconds();
+    for (int spins = 1; generation.load(std::memory_order_acquire) == seen;
+         ++spins) {
+      relax();
+      if (spins % 64 != 0 || nowMicroseconds() - start < kSpinMicroseconds)
+        continue;
+      std::unique_lock<std::mutex> lock(sleepMutex);
+      sleeping.fetch_add(1);
+      wake.wait(lock, [&] { return generation.load() != seen; });
+      sleeping.fetch_sub(1);
+      return;
+    }
+  }
+
+  [[noreturn]] void workerLoop() {
+    tInsideLoop = true;
+    uint64_t seen = 0;
+    for (;;) {
+      awaitGeneration(seen);
+      seen = generation.load();
+      busy.fetch_add(1);
+      if (Job *job = current.load())
+        work(*job);
+      busy.fetch_sub(1);
+    }
+  }
+
+  int desired = 1;
+  bool started = false;     // guarded by runMutex
+  std::mutex runMutex;      // one loop at a time
+  std::mutex sleepMutex;    // with `wake`: workers that stopped spinning
+  std::condition_variable wake;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<Job *> current{nullptr};
+  std::atomic<int> busy{0};
+  std::atomic<int> sleeping{0};
+};
+
+} // namespace
+
+int parallelFor(void *userContext, ParallelTask task, int min, int size,
+                uint8_t *closure) {
+  if (size <= 0)
+    return 0;
+  if (size == 1 || tInsideLoop || Pool::get().threads() <= 1) {
+    for (int i = 0; i < size; ++i)
+      if (int rc = task(userContext, min + i, closure))
+        return rc;
+    return 0;
+  }
+  Job job;
+  job.task = task;
+  job.userContext = userContext;
+  job.min = min;
+  job.size = size;
+  job.closure = closure;
+  return Pool::get().run(job);
+}
+
+} // namespace tfc::rt

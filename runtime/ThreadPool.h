@@ -1,0 +1,41 @@
+//===- ThreadPool.h - The parallel loops of the compiled kernels -*- C++ -*-===//
+//
+// tfc's replacement for the thread pool of Halide's runtime: the kernels'
+// parallel loops (halide_do_par_for) run here once the runtime is told so
+// (halide_set_custom_do_par_for; session/KernelDiskCache.cpp does it when it
+// loads the runtime).
+//
+// Why: a model at M = 32 (Transformer base) is ~300 parallel loops of tens
+// of microseconds each per run. Halide's workers sleep on a condition
+// variable between loops, so every loop pays a futex wake-up of the worker
+// (and of the caller, which sleeps until the last task ends) before the
+// second core helps. Here the workers spin for kSpinMicroseconds after a
+// loop before they sleep, and the caller spins for the last tasks, so loops
+// that follow each other closely start on all threads at once.
+//
+// The number of threads (the caller included) is HL_NUM_THREADS, else one
+// per hardware thread, read once at the first loop, as Halide's pool does.
+// One loop runs at a time: callers on several threads take turns. A loop
+// started inside a task runs serially on that thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_THREADPOOL_H
+#define TFC_RUNTIME_THREADPOOL_H
+
+#include <cstdint>
+
+namespace tfc::rt {
+
+/// A task of a parallel loop: halide_task_t.
+using ParallelTask = int (*)(void *userContext, int index, uint8_t *closure);
+
+/// Runs `task` for every index in [min, min + size) on the pool and returns
+/// 0, or the first non-zero code a task returned (the remaining tasks are
+/// then skipped). halide_do_par_for's contract and signature.
+int parallelFor(void *userContext, ParallelTask task, int min, int size,
+                uint8_t *closure);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_THREADPOOL_H

@@ -1,0 +1,90 @@
+//===- ThreadPoolTest.cpp - The kernels' parallel loops -------------------===//
+
+#include "runtime/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+using namespace tfc::rt;
+
+namespace {
+
+/// Counts calls per index in the vector the user context points to.
+int countIndex(void *userContext, int index, uint8_t *) {
+  auto &counts = *static_cast<std::vector<std::atomic<int>> *>(userContext);
+  counts[static_cast<size_t>(index)].fetch_add(1);
+  return 0;
+}
+
+/// Three workers beside the caller, more than the tasks of some loops below,
+/// whatever the machine (the pool reads HL_NUM_THREADS at its first loop).
+class ThreadPoolTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { setenv("HL_NUM_THREADS", "4", 1); }
+};
+
+TEST_F(ThreadPoolTest, RunsEveryIndexOnce) {
+  for (int size : {0, 1, 2, 3, 11, 64, 1000}) {
+    std::vector<std::atomic<int>> counts(1100);
+    ASSERT_EQ(parallelFor(&counts, countIndex, 5, size, nullptr), 0);
+    for (int i = 0; i < 1100; ++i)
+      EXPECT_EQ(counts[i].load(), i >= 5 && i < 5 + size ? 1 : 0)
+          << "size " << size << " index " << i;
+  }
+}
+
+TEST_F(ThreadPoolTest, ManyLoopsInARow) {
+  // Loops that follow each other while the workers still spin, and after
+  // they slept.
+  std::vector<std::atomic<int>> counts(48);
+  for (int round = 0; round < 2000; ++round) {
+    ASSERT_EQ(parallelFor(&counts, countIndex, 0, 48, nullptr), 0);
+    if (round % 500 == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto &count : counts)
+    EXPECT_EQ(count.load(), 2000);
+}
+
+int failAtSeven(void *, int index, uint8_t *) { return index == 7 ? -3 : 0; }
+
+TEST_F(ThreadPoolTest, ReturnsTheFailure) {
+  EXPECT_EQ(parallelFor(nullptr, failAtSeven, 0, 100, nullptr), -3);
+  EXPECT_EQ(parallelFor(nullptr, failAtSeven, 8, 100, nullptr), 0);
+}
+
+/// Each task runs an inner loop of 10 tasks (serially on its thread).
+int nested(void *userContext, int index, uint8_t *) {
+  auto &counts = *static_cast<std::vector<std::atomic<int>> *>(userContext);
+  return parallelFor(&counts, countIndex, index * 10, 10, nullptr);
+}
+
+TEST_F(ThreadPoolTest, NestedLoops) {
+  std::vector<std::atomic<int>> counts(200);
+  ASSERT_EQ(parallelFor(&counts, nested, 0, 20, nullptr), 0);
+  for (auto &count : counts)
+    EXPECT_EQ(count.load(), 1);
+}
+
+TEST_F(ThreadPoolTest, CallersOnSeveralThreads) {
+  std::vector<std::atomic<int>> counts(64);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 300; ++round)
+        if (parallelFor(&counts, countIndex, 0, 64, nullptr) != 0)
+          failures.fetch_add(1);
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (auto &count : counts)
+    EXPECT_EQ(count.load(), 900);
+}
+
+} // namespace
