@@ -170,22 +170,31 @@ llvm::Expected<Func> buildConcat(KernelContext &ctx, ConcatOp op,
   return out;
 }
 
-llvm::Expected<Func> buildGather(KernelContext &ctx,
+llvm::Expected<Func> buildGather(KernelContext &ctx, GatherOp op,
                                  const std::vector<Var> &vars) {
   const TensorInput &table = ctx.inputs[0];
   const TensorInput &ids = ctx.inputs[1];
-  if (table.rank() < 1)
-    return ctx.error("table must have rank >= 1");
-  // Result = ids.shape ++ table.shape[1:].
+  std::optional<uint64_t> packedRows = op.getPackedRows();
+  if (table.rank() < 1 || (packedRows && table.rank() != 3))
+    return ctx.error("table must have rank >= 1 (panels: rank 3)");
+  // Result = ids.shape ++ table.shape[1:] (panels: ids.shape ++ [D]).
   std::vector<Expr> idIdx(vars.begin(), vars.begin() + ids.rank());
   Expr id = ids.at(idIdx);
   Type idType = id.type();
+  Expr rows = packedRows ? Expr(static_cast<int>(*packedRows))
+                         : table.extent(0);
   // Clamped in the ids' own type so that a huge i64 id cannot wrap into
   // range when narrowed.
-  Expr row =
-      cast<int>(clamp(id, cast(idType, 0), cast(idType, table.extent(0) - 1)));
+  Expr row = cast<int>(clamp(id, cast(idType, 0), cast(idType, rows - 1)));
   std::vector<Expr> tableIdx = {row};
-  tableIdx.insert(tableIdx.end(), vars.begin() + ids.rank(), vars.end());
+  if (packedRows) {
+    // Row v of a [V, D] table in its transpose_b panels (tfc.pack_panels):
+    // table[v / 48, d, v % 48], a stride of 48 along the row.
+    int panel = static_cast<int>(mlir::tfc::kPanelColumns);
+    tableIdx = {row / panel, vars.back(), row % panel};
+  } else {
+    tableIdx.insert(tableIdx.end(), vars.begin() + ids.rank(), vars.end());
+  }
   Func out = ctx.func();
   define(out, vars, table.at(tableIdx));
   return out;
@@ -317,8 +326,8 @@ llvm::Expected<Func> buildDataMovement(KernelContext &ctx) {
       return buildSlice(ctx, s, vars);
     if (auto c = llvm::dyn_cast<ConcatOp>(op))
       return buildConcat(ctx, c, vars);
-    if (llvm::isa<GatherOp>(op))
-      return buildGather(ctx, vars);
+    if (auto g = llvm::dyn_cast<GatherOp>(op))
+      return buildGather(ctx, g, vars);
     if (auto p = llvm::dyn_cast<PositionsOp>(op))
       return buildPositions(ctx, p, vars);
     if (auto m = llvm::dyn_cast<CausalMaskOp>(op))

@@ -52,7 +52,7 @@
 //    for the models' weights). Step k adds x[m, k] * B[k, :] to every
 //    result row's accumulator row (vectors of 16 columns, in L1 or L2): B
 //    is read front to back, one sequential stream.
-//  - [N, K] weights (transpose_b: a tied LM head read as stored): tasks of
+//  - [N, K] weights (transpose_b: an unpacked weight read as stored): tasks of
 //    kGemvRowsPerTask rows of B, read one after another, each front to back;
 //    each result element is a dot product over K in 32 lanes (two vectors,
 //    two independent FMA chains per row of B; 16 lanes when K is a multiple
@@ -70,9 +70,12 @@
 //  5.4 ms; even 2 rows side by side (3 KB apart) halved the speed.
 // No bpack, no clamps: the loops run over the exact rows.
 //
-// Swapped variant (CPU, a rank-2 [N, K] B read with transpose_b, as a tied
-// LM head, whose [N, K] table the embedding also reads, so weight-layout
-// leaves it): when A has at least kSwapTileM rows (a run-time test,
+// Swapped variant (CPU, a rank-2 [N, K] B read with transpose_b that
+// weight-layout left unpacked, e.g. one also read some other way; a tied
+// LM head now reads panels, the embedding gathering from the same panels:
+// the panel tile ran GPT-2's head ~11 % faster than this one, 88.5 against
+// 99.2 ms at M = 128, docs/benchmarks.md): when A has at least kSwapTileM
+// rows (a run-time test,
 // Func::specialize), the roles of A and B in the register tile swap. The
 // tile is kSwapTileN rows of B (columns of the result) by kSwapTileM rows
 // of A (2 vectors): each k step broadcasts kSwapTileN elements of B, read
@@ -977,6 +980,16 @@ llvm::Expected<Func> buildPackPanels(KernelContext &ctx) {
   Expr kIdx = bf16 ? 2 * vars[1] + vars[3] : Expr(vars[1]);
   Expr colIn = min(col, n - 1);
   Expr value = transposeB ? w.at({colIn, kIdx}) : w.at({kIdx, colIn});
+  Expr padded = select(col < n, value, cast(value.type(), 0));
+  // f32 [N, K]: the input's rows (zero past N) through a Func, so that the
+  // CPU schedule can load 16 x 16 tiles of it (below).
+  Func rowsIn = ctx.func("rows_in");
+  Var rk("rk"), rc("rc");
+  if (!bf16 && transposeB) {
+    define(rowsIn, {rc, rk},
+           select(rc < n, w.at({min(Expr(rc), n - 1), Expr(rk)}), 0.0f));
+    padded = call(rowsIn, {col, kIdx});
+  }
   // bf16 pairs of a [K, N] input: a select of two rows, so that it
   // vectorizes as two dense row loads and a shuffle (not a gather of
   // 16-bit elements: AVX512-FP16's vmovw, which Zen 4 lacks).
@@ -984,18 +997,38 @@ llvm::Expected<Func> buildPackPanels(KernelContext &ctx) {
     value = select(vars[3] == 0, w.at({2 * vars[1], colIn}),
                    w.at({2 * vars[1] + 1, colIn}));
   Func out = ctx.func();
-  define(out, vars, select(col < n, value, cast(value.type(), 0)));
+  define(out, vars, padded);
   if (ctx.gpu()) {
     gpuTileStage(out, vars);
     return out;
   }
   // Once, in the weight prologue: panels in parallel, rows of a panel as
-  // vectors. A [N, K] input is read down its columns (a gather; bf16:
-  // scalar, see above).
-  if (bf16 && !transposeB)
+  // vectors. An f32 [N, K] input (a tied LM head) is transposed in tiles
+  // of 16 x 16, as scheduleTiledTranspose does: 16 dense loads along the
+  // input's rows, a transpose in registers (read down its columns, a gather
+  // per vector, GPT-2's 154 MB `wte` took ~0.4 s). bf16 [N, K]: scalar.
+  if (bf16 && !transposeB) {
     out.vectorize(vars[3]).vectorize(j, kVectorLanes).unroll(j);
-  else if (!bf16)
+  } else if (!bf16 && transposeB) {
+    // K >= 16 (every model's): whole tiles, the last one shifted inwards,
+    // so that the input tile is 16 x 16 and transposes in registers.
+    Var k = vars[1], ko("ko"), ki("ki"), jo("jo"), ji("ji");
+    auto tiles = [&](Stage stage, TailStrategy tail) {
+      stage.tile(j, k, jo, ko, ji, ki, kVectorLanes, kVectorLanes, tail)
+          .reorder(ji, ki, jo, ko, p)
+          .vectorize(ji)
+          .unroll(ki)
+          .parallel(p);
+    };
+    tiles(out.specialize(w.extent(1) >= kVectorLanes),
+          TailStrategy::ShiftInwards);
+    tiles(out, TailStrategy::GuardWithIf);
+    rowsIn.compute_at(out, jo)
+        .vectorize(rk, kVectorLanes, TailStrategy::GuardWithIf)
+        .unroll(rc);
+  } else if (!bf16) {
     out.vectorize(j, kVectorLanes).unroll(j);
+  }
   out.parallel(p);
   return out;
 }

@@ -236,6 +236,13 @@ LogicalResult GatherOp::inferSymbolicShapes(SymbolicShapeContext &ctx,
   if (table.empty())
     return ctx.fail("the table must have rank >= 1");
   SymShape r = ctx.operandShape(1);
+  if (getPackedRows()) {
+    // Panels [ceil(V / 48), D, 48]: rows of D.
+    if (table.size() != 3)
+      return ctx.fail("packed_rows needs a rank-3 panel table");
+    r.push_back(table[1]);
+    return single(results, std::move(r));
+  }
   r.insert(r.end(), table.begin() + 1, table.end());
   return single(results, std::move(r));
 }

@@ -588,6 +588,22 @@ LogicalResult GatherOp::inferShape(Adaptor adaptor, EmitErrorFn emitError,
   if (!idElement.isSignlessInteger(32) && !idElement.isSignlessInteger(64))
     return emitError() << "ids must be an i32 or i64 tensor, got " << str(*ids);
   SmallVector<int64_t> shape(ids->getShape());
+  if (IntegerAttr packed = adaptor.getProperties().packed_rows) {
+    // The panels of a [V, D] table read with transpose_b: [ceil(V/48), D, 48].
+    int64_t rows = packed.getInt();
+    Type element = table->getElementType();
+    int64_t d = table->getRank() == 3 ? table->getDimSize(1) : -1;
+    if (rows <= 0 || !element.isF32() || !table->hasStaticShape() || d <= 0 ||
+        llvm::ArrayRef<int64_t>(panelShape(d, rows, element)) !=
+            table->getShape())
+      return emitError() << "packed_rows = " << rows
+                         << " needs the f32 panels of a [" << rows
+                         << ", D] table (tfc.pack_panels), got "
+                         << str(*table);
+    shape.push_back(d);
+    types.push_back(RankedTensorType::get(shape, element));
+    return success();
+  }
   llvm::append_range(shape, table->getShape().drop_front());
   types.push_back(RankedTensorType::get(shape, table->getElementType()));
   return success();

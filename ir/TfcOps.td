@@ -570,11 +570,20 @@ def Tfc_GatherOp : Tfc_InferOp<"gather",
     element: the kernel clamps each one into `[0, V - 1]`, so a gather never
     reads outside its table (docs/runtime.md, "What inputs are refused").
 
+    With `packed_rows = V`, `table` is a `[V, D]` f32 table laid out by
+    `tfc.pack_panels` with `transpose_b` (`[ceil(V / 48), D, 48]`, row `v`
+    at `table[v / 48, :, v % 48]`) and the result is `ids.shape ++ [D]`:
+    a tied embedding (GPT-2's `wte`) gathered from the panels its LM head
+    reads, so that only one copy of it is kept. Set by `weight-layout`.
+
     ```mlir
     %e = tfc.gather %wte, %ids : (tensor<50257x768xf32>, tensor<?x?xi32>) -> tensor<?x?x768xf32>
+    %p = tfc.gather %panels, %ids {packed_rows = 50257 : i64}
+        : (tensor<1048x768x48xf32>, tensor<?x?xi32>) -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins Tfc_AnyTensor:$table, Tfc_IndexTensor:$ids);
+  let arguments = (ins Tfc_AnyTensor:$table, Tfc_IndexTensor:$ids,
+                       OptionalAttr<I64Attr>:$packed_rows);
   let results = (outs Tfc_InferredTensor:$result);
   let assemblyFormat = [{
     $table `,` $ids attr-dict `:` functional-type(operands, results)

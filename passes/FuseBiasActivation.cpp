@@ -61,13 +61,16 @@ std::string activationOf(Operation *op) {
 
 FailureOr<LinearMatch> matchLinear(tir::MatmulOp matmul, Blocker *why) {
   auto weight = cast<RankedTensorType>(matmul.getRhs().getType());
-  if (weight.getRank() != 2)
+  // A weight in panels (weight-layout: the tied LM head) is a rank-2 one.
+  std::optional<uint64_t> packedN = matmul.getPackedN();
+  if (weight.getRank() != 2 && !packedN)
     return block(why, matmul,
                  "a batched matmul (rhs " + shapeString(weight) +
                      "), not a linear layer with a rank-2 weight");
   LinearMatch m;
   m.matmul = matmul;
-  int64_t n = weight.getDimSize(matmul.getTransposeB() ? 0 : 1);
+  int64_t n = packedN ? static_cast<int64_t>(*packedN)
+                      : weight.getDimSize(matmul.getTransposeB() ? 0 : 1);
   Value result = matmul.getResult();
   if (result.use_empty())
     return block(why, matmul, "the result is unused");
@@ -150,6 +153,9 @@ struct FuseBiasActivationPass
     rewriteEach<tir::MatmulOp>(
         getOperation(),
         [](tir::MatmulOp matmul, RewriterBase &rewriter) -> LogicalResult {
+          // Panels come later (weight-layout); rewriteLinear keeps [N, K].
+          if (matmul.getPackedN())
+            return failure();
           FailureOr<LinearMatch> m = matchLinear(matmul);
           if (failed(m))
             return failure();

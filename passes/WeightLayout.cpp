@@ -20,15 +20,20 @@
 //     its own tfc.param ops for one checkpoint tensor).
 //  2. Every reader of those parameters in the module is followed through
 //     weight-only ops. If one of them is not a product reading the value as
-//     its weight (GPT-2's tied LM head: `wte` is also gathered by the
-//     embedding), the stored tensor has to stay: a packed copy would be kept
-//     next to it (154 MB for GPT-2 small). The product is left as it is.
+//     its weight, the stored tensor has to stay: a packed copy would be kept
+//     next to it. The product is left as it is. One exception: a tied
+//     embedding (GPT-2's `wte`, gathered by the embedding and read [N, K]
+//     by the LM head): a tfc.gather of the parameter itself may read the
+//     same panels (`packed_rows`), when every product reads the parameter
+//     itself with transpose_b in panels. Left [N, K], the head ran the
+//     swapped tile at ~90 % of the panel tile's speed (docs/benchmarks.md).
 //  3. Otherwise the product reads `tfc.pack_panels(w)` (with the product's
 //     `transpose_b`), one per weight value and orientation, inserted right
 //     after the value's definition and shared by its products. A weight with
 //     fewer than 48 columns (one panel) is read as [K, N] instead: a
 //     transpose_b product reads `tfc.transpose(w)`, as a panel would be
-//     mostly padding.
+//     mostly padding. Every gather of a tied embedding whose products were
+//     laid out reads the [N, K] panels, in every entry (one copy).
 //
 // The pass runs last in the default pipeline: tfc-simplify turns
 // `matmul(x, transpose(w))` back into transpose_b.
@@ -95,31 +100,52 @@ void collectParamNames(Value w, llvm::StringSet<> &names) {
     collectParamNames(operand, names);
 }
 
+/// Whether `use` is a tfc.gather reading a tied embedding table: the f32
+/// [V, D] parameter itself, as its table.
+bool isTiedGather(OpOperand &use) {
+  auto gather = dyn_cast<tir::GatherOp>(use.getOwner());
+  if (!gather || use.getOperandNumber() != 0 || gather.getPackedRows())
+    return false;
+  auto type = dyn_cast<RankedTensorType>(use.get().getType());
+  return type && type.getElementType().isF32() &&
+         use.get().getDefiningOp<tir::ParamOp>() &&
+         isPanelCandidate(use.get(), /*transposeB=*/true);
+}
+
 /// Per checkpoint tensor name: whether every reader, through weight-only
-/// ops, is a product reading it as its candidate weight.
+/// ops, is a product reading it as its candidate weight (or a tied gather).
 class ReaderIndex {
 public:
   explicit ReaderIndex(ModuleOp module) {
     module.walk([&](tir::ParamOp param) {
-      bool &ok = onlyProducts.try_emplace(param.getName(), true).first->second;
-      ok = ok && readersAreProducts(param.getResult());
+      Readers &r = readers.try_emplace(param.getName()).first->second;
+      r.onlyProducts = r.onlyProducts && readersAreProducts(param.getResult(), r);
     });
   }
 
-  /// Whether all of `w`'s parameters are read only by products.
+  /// Whether all of `w`'s parameters are read only by products, and, for
+  /// a gathered one, only by products reading it [N, K] in panels.
   bool layoutIsFree(Value w) const {
     llvm::StringSet<> names;
     collectParamNames(w, names);
     for (const auto &name : names) {
-      auto it = onlyProducts.find(name.getKey());
-      if (it == onlyProducts.end() || !it->second)
+      auto it = readers.find(name.getKey());
+      if (it == readers.end() || !it->second.onlyProducts ||
+          (it->second.gathered && !it->second.onlyTiedProducts))
         return false;
     }
     return true;
   }
 
 private:
-  static bool readersAreProducts(Value root) {
+  struct Readers {
+    bool onlyProducts = true;
+    bool gathered = false;
+    /// Every product reads the parameter itself [N, K], in panels.
+    bool onlyTiedProducts = true;
+  };
+
+  static bool readersAreProducts(Value root, Readers &r) {
     llvm::SmallVector<Value> work = {root};
     llvm::SmallPtrSet<Operation *, 8> seen;
     while (!work.empty()) {
@@ -128,8 +154,16 @@ private:
         Operation *user = use.getOwner();
         if (!seen.insert(user).second)
           continue;
-        if (isRewritten(user, use))
+        if (isRewritten(user, use)) {
+          r.onlyTiedProducts = r.onlyTiedProducts && value == root &&
+                               weightOf(user)->transposeB &&
+                               isPanelCandidate(value, /*transposeB=*/true);
           continue;
+        }
+        if (isTiedGather(use)) {
+          r.gathered = true;
+          continue;
+        }
         if (user->getNumResults() == 1 && isWeightOnly(user->getResult(0))) {
           work.push_back(user->getResult(0));
           continue;
@@ -140,7 +174,7 @@ private:
     return true;
   }
 
-  llvm::StringMap<bool> onlyProducts;
+  llvm::StringMap<Readers> readers;
 };
 
 /// The value a product reads for `w` in orientation `transposeB`: its
@@ -164,17 +198,37 @@ struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
         products.push_back(op);
     });
     llvm::DenseMap<std::pair<Value, unsigned>, Value> laidOut;
+    auto layout = [&](Value w, bool transposeB) {
+      Value &t = laidOut[{w, transposeB ? 1u : 0u}];
+      if (!t) {
+        OpBuilder builder(w.getContext());
+        builder.setInsertionPointAfterValue(w);
+        t = newLayout(builder, w, transposeB);
+      }
+      return t;
+    };
+    llvm::StringSet<> panelNames; // parameters read [N, K] in panels
     for (Operation *op : products) {
       ProductWeight pw = *weightOf(op);
       Value w = pw.operand->get();
-      Value &t = laidOut[{w, pw.transposeB ? 1u : 0u}];
-      if (!t) {
-        OpBuilder builder(op->getContext());
-        builder.setInsertionPointAfterValue(w);
-        t = newLayout(builder, w, pw.transposeB);
-      }
+      Value t = layout(w, pw.transposeB);
       setProductWeight(op, t);
+      if (auto param = w.getDefiningOp<tir::ParamOp>();
+          param && t.getDefiningOp<tir::PackPanelsOp>() && pw.transposeB)
+        panelNames.insert(param.getName());
     }
+    // Tied embeddings: every gather of them reads the same panels.
+    module.walk([&](tir::GatherOp gather) {
+      OpOperand &table = gather->getOpOperand(0);
+      auto param = table.get().getDefiningOp<tir::ParamOp>();
+      if (!param || !isTiedGather(table) ||
+          !panelNames.contains(param.getName()))
+        return;
+      int64_t rows = cast<RankedTensorType>(table.get().getType()).getDimSize(0);
+      table.set(layout(table.get(), /*transposeB=*/true));
+      gather.setPackedRowsAttr(
+          IntegerAttr::get(IntegerType::get(gather.getContext(), 64), rows));
+    });
   }
 };
 

@@ -662,10 +662,18 @@ llvm::Error EntryBuilder::addGatherChecks(mlir::tfc::GatherOp gather,
                                           const std::string &at) {
   Operation *op = gather;
   Value table = op->getOperand(0), indices = op->getOperand(1);
-  const SymShape &tableShape = shapeOf(table);
-  if (tableShape.empty() || !tableShape[0].isStatic())
-    return llvm::Error::success();
-  int64_t rows = tableShape[0].constant;
+  int64_t rows;
+  if (std::optional<uint64_t> packedRows = gather.getPackedRows()) {
+    // The panels of a [V, D] table (weight-layout): name the table itself.
+    rows = static_cast<int64_t>(*packedRows);
+    if (auto pack = table.getDefiningOp<mlir::tfc::PackPanelsOp>())
+      table = pack.getInput();
+  } else {
+    const SymShape &tableShape = shapeOf(table);
+    if (tableShape.empty() || !tableShape[0].isStatic())
+      return llvm::Error::success();
+    rows = tableShape[0].constant;
+  }
   const rt::PlanValue &tableValue = valueOf(table);
   std::string tableName = tableValue.kind == rt::PlanValue::Kind::Param
                               ? tableValue.name

@@ -152,6 +152,16 @@ func.func @others(%t: tensor<100x16x4xf32>, %ids: tensor<?xi64>, %x: tensor<?x?x
 
 // -----
 
+// A gather from the [N, K] panels of a tied table: rows of D = 16.
+// CHECK-LABEL: func.func @gather_panels
+func.func @gather_panels(%p: tensor<3x16x48xf32>, %ids: tensor<2x?xi32>) {
+  // CHECK: -> tensor<2x?x16xf32>
+  %0 = tfc.gather %p, %ids {packed_rows = 100 : i64} : (tensor<3x16x48xf32>, tensor<2x?xi32>) -> tensor<2x?x16xf32>
+  return
+}
+
+// -----
+
 func.func @gather_shape(%t: tensor<100x16xf32>, %ids: tensor<2x?xi32>) {
   // expected-error @+1 {{differs from the inferred type tensor<2x?x16xf32>}}
   %0 = tfc.gather %t, %ids : (tensor<100x16xf32>, tensor<2x?xi32>) -> tensor<?x16xf32>

@@ -433,6 +433,14 @@ func.func @gather_scalar_table(%t: tensor<f32>, %ids: tensor<4xi32>) {
 
 // -----
 
+func.func @gather_panels_shape(%p: tensor<2x16x48xf32>, %ids: tensor<4xi32>) {
+  // expected-error @+1 {{'tfc.gather' op packed_rows = 100 needs the f32 panels of a [100, D] table (tfc.pack_panels), got tensor<2x16x48xf32>}}
+  %0 = tfc.gather %p, %ids {packed_rows = 100 : i64} : (tensor<2x16x48xf32>, tensor<4xi32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
 func.func @gather_float_ids(%t: tensor<10x4xf32>, %ids: tensor<4xf32>) {
   // expected-error @+1 {{'tfc.gather' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
   %0 = tfc.gather %t, %ids : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>

@@ -2,7 +2,7 @@
 // panels (tfc.pack_panels, packed_n = N), or, narrower than a panel, as
 // [K, N] (tfc.transpose for transpose_b) -- unless a parameter of the
 // weight is also read by something else (then a copy would be stored next
-// to it).
+// to it); a tied embedding's gathers read the LM head's panels.
 // RUN: tfc-opt %s --weight-layout -split-input-file | FileCheck %s
 
 // nn.Linear weights ([N, K], N = 128: 3 panels, the last one padded), one
@@ -51,20 +51,26 @@ func.func @merged_qkv(%x: tensor<?x32xf32>) -> tensor<?x96xf32> {
 // -----
 
 // GPT-2's tied LM head: wte is also gathered by the embedding, in another
-// entry function and through another tfc.param op of the same name, so the
-// head keeps reading [vocab, d] with transpose_b: no second copy.
+// entry function and through another tfc.param op of the same name. The
+// head reads its [vocab, d] panels, and every gather of wte reads the same
+// panels (packed_rows): one copy. A table only gathered (wpe) stays.
 // CHECK-LABEL: func.func @embed
-// CHECK-NOT: tfc.transpose
-// CHECK-NOT: tfc.pack_panels
+// CHECK: %[[E:.*]] = tfc.param "wte.weight" : tensor<100x16xf32>
+// CHECK-NEXT: %[[EP:.*]] = tfc.pack_panels %[[E]] {transpose_b = true} : tensor<100x16xf32> -> tensor<3x16x48xf32>
+// CHECK-NEXT: tfc.gather %[[EP]], %{{.*}} {packed_rows = 100 : i64} : (tensor<3x16x48xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
+// CHECK-NEXT: %[[P:.*]] = tfc.param "wpe.weight" : tensor<64x16xf32>
+// CHECK-NEXT: tfc.gather %[[P]], %{{.*}} : (tensor<64x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
 // CHECK-LABEL: func.func @head
 // CHECK: %[[E:.*]] = tfc.param "wte.weight" : tensor<100x16xf32>
-// CHECK-NEXT: tfc.matmul %{{.*}}, %[[E]] {transpose_b = true} : (tensor<?x?x16xf32>, tensor<100x16xf32>) -> tensor<?x?x100xf32>
+// CHECK-NEXT: %[[EP:.*]] = tfc.pack_panels %[[E]] {transpose_b = true} : tensor<100x16xf32> -> tensor<3x16x48xf32>
+// CHECK-NEXT: tfc.matmul %{{.*}}, %[[EP]] {packed_n = 100 : i64} : (tensor<?x?x16xf32>, tensor<3x16x48xf32>) -> tensor<?x?x100xf32>
 // CHECK-NOT: tfc.transpose
-// CHECK-NOT: tfc.pack_panels
-func.func @embed(%ids: tensor<?x?xi32>) -> tensor<?x?x16xf32> {
+func.func @embed(%ids: tensor<?x?xi32>, %pos: tensor<?xi32>) -> (tensor<?x?x16xf32>, tensor<?x16xf32>) {
   %wte = tfc.param "wte.weight" : tensor<100x16xf32>
   %x = tfc.gather %wte, %ids : (tensor<100x16xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
-  return %x : tensor<?x?x16xf32>
+  %wpe = tfc.param "wpe.weight" : tensor<64x16xf32>
+  %p = tfc.gather %wpe, %pos : (tensor<64x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+  return %x, %p : tensor<?x?x16xf32>, tensor<?x16xf32>
 }
 func.func @head(%x: tensor<?x?x16xf32>) -> tensor<?x?x100xf32> {
   %wte = tfc.param "wte.weight" : tensor<100x16xf32>
@@ -73,6 +79,26 @@ func.func @head(%x: tensor<?x?x16xf32>) -> tensor<?x?x100xf32> {
 }
 
 // -----
+
+// A gathered table that a product reads as [K, N] (its panels could not
+// serve the gather), or that is also read some other way, stays as it is.
+// CHECK-LABEL: func.func @gathered_kn
+// CHECK-NOT: tfc.pack_panels
+// CHECK: tfc.gather %{{.*}}, %{{.*}} : (tensor<100x64xf32>
+// CHECK: tfc.matmul %{{.*}}, %{{.*}} : (tensor<?x100xf32>, tensor<100x64xf32>)
+// CHECK: tfc.gather %{{.*}}, %{{.*}} : (tensor<100x16xf32>
+// CHECK: tfc.matmul %{{.*}}, %{{.*}} {transpose_b = true}
+// CHECK-NOT: tfc.pack_panels
+func.func @gathered_kn(%ids: tensor<?xi32>, %x: tensor<?x100xf32>, %y: tensor<?x16xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x16xf32>, tensor<?x100xf32>, tensor<100x16xf32>) {
+  %w = tfc.param "kn.weight" : tensor<100x64xf32>
+  %g = tfc.gather %w, %ids : (tensor<100x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %h = tfc.matmul %x, %w : (tensor<?x100xf32>, tensor<100x64xf32>) -> tensor<?x64xf32>
+  %t = tfc.param "other.weight" : tensor<100x16xf32>
+  %g2 = tfc.gather %t, %ids : (tensor<100x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+  %h2 = tfc.matmul %y, %t {transpose_b = true} : (tensor<?x16xf32>, tensor<100x16xf32>) -> tensor<?x100xf32>
+  %n = tfc.neg %t : tensor<100x16xf32>
+  return %g, %h, %g2, %h2, %n : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x16xf32>, tensor<?x100xf32>, tensor<100x16xf32>
+}
 
 // A weight also read in [N, K] orientation by a plain product (here through
 // a slice) stays as it is for both.
