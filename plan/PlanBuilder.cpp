@@ -731,6 +731,35 @@ llvm::Error EntryBuilder::addGatherChecks(mlir::tfc::GatherOp gather,
 // Steps
 //===----------------------------------------------------------------------===//
 
+/// A transpose that keeps the last axis last, or a slice with step 1 on the
+/// last axis, reads its input with other strides: the executor may bind its
+/// result as a view (rt::PlanStep::StridedView). Other ops: none.
+static rt::PlanStep::StridedView stridedViewOf(Operation *op) {
+  rt::PlanStep::StridedView view;
+  if (auto transpose = dyn_cast<mlir::tfc::TransposeOp>(op)) {
+    llvm::ArrayRef<int64_t> perm = transpose.getPerm();
+    if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+      return view;
+    for (int64_t axis : perm)
+      view.perm.push_back(static_cast<int32_t>(axis));
+    return view;
+  }
+  auto slice = dyn_cast<mlir::tfc::SliceOp>(op);
+  if (!slice)
+    return view;
+  int64_t rank = cast<RankedTensorType>(slice.getInput().getType()).getRank();
+  int64_t axis = slice.getAxis() < 0 ? slice.getAxis() + rank : slice.getAxis();
+  int64_t step = static_cast<int64_t>(slice.getStep());
+  if (axis < 0 || axis >= rank || (axis == rank - 1 && step != 1))
+    return view;
+  for (int64_t a = 0; a < rank; ++a)
+    view.perm.push_back(static_cast<int32_t>(a));
+  view.axis = static_cast<int32_t>(axis);
+  view.start = static_cast<int64_t>(slice.getStart());
+  view.step = step;
+  return view;
+}
+
 llvm::Error EntryBuilder::addStep(Operation *op) {
   for (Value v : op->getOperands())
     if (!ids.count(v))
@@ -791,6 +820,7 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   step.kernel = module.kernelOf(op, family);
   if (auto attention = dyn_cast<mlir::tfc::FusedAttentionOp>(op))
     addOneRowVariant(attention, step);
+  step.view = stridedViewOf(op);
   step.location = locationString(op->getLoc());
   entry.steps.push_back(std::move(step));
   return llvm::Error::success();

@@ -115,9 +115,13 @@ struct BoundBuffer {
   Tensor tensor;
   std::vector<halide_dimension_t> dims;
   halide_buffer_t buffer;
+  /// The buffer describes part of `tensor`, or its elements in another
+  /// order (a window or a strided view): `tensor` only keeps them alive.
+  bool view = false;
 
   Status bind(Tensor t) {
     tensor = std::move(t);
+    view = false;
     dims.assign(tensor.rank(), halide_dimension_t());
     return describeTensor(tensor, buffer, dims.data());
   }
@@ -126,10 +130,94 @@ struct BoundBuffer {
   Status bindWindow(Tensor base, const std::vector<int64_t> &offsets,
                     const Shape &shape) {
     tensor = std::move(base);
+    view = true;
     dims.assign(shape.size(), halide_dimension_t());
     return describeWindow(tensor, offsets, shape, buffer, dims.data());
   }
+
+  /// `like` with these dimensions and host pointer; `keep` keeps the
+  /// memory alive.
+  void bindStrided(Tensor keep, const halide_buffer_t &like,
+                   std::vector<halide_dimension_t> viewDims, uint8_t *host) {
+    tensor = std::move(keep);
+    view = true;
+    dims = std::move(viewDims);
+    buffer = like;
+    buffer.host = host;
+    buffer.dim = dims.data();
+    buffer.dimensions = static_cast<int32_t>(dims.size());
+  }
 };
+
+/// A new tensor of `dtype` and `shape` holding the elements `view` (a
+/// host buffer of that shape, any strides) describes.
+Expected<Tensor> denseCopy(const halide_buffer_t &view, DType dtype,
+                           const Shape &shape) {
+  Expected<Tensor> t = Tensor::allocate(dtype, shape);
+  if (!t)
+    return t.status();
+  Tensor dense = t.take();
+  std::vector<halide_dimension_t> dims(shape.size());
+  halide_buffer_t buffer;
+  TFC_RT_RETURN_IF_ERROR(describeTensor(dense, buffer, dims.data()));
+  TFC_RT_RETURN_IF_ERROR(copyBuffer(view, buffer));
+  return dense;
+}
+
+/// Whether a buffer of these dimensions holds its elements row-major
+/// without gaps (axes of extent 1 may have any stride), so that another
+/// shape of as many elements can read the same memory.
+bool isDense(const halide_dimension_t *dims, int rank) {
+  int64_t expected = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i].extent == 0)
+      return true;
+    if (dims[i].extent > 1 && dims[i].stride != expected)
+      return false;
+    expected *= dims[i].extent;
+  }
+  return true;
+}
+
+bool isDense(const halide_buffer_t &b) { return isDense(b.dim, b.dimensions); }
+
+/// The dimensions of `step`'s strided view of `in` (PlanStep::StridedView)
+/// with result extents `shape`, and the element offset of its first
+/// element; nullopt when the view would leave the input or make the
+/// innermost axis strided (the step then runs its kernel).
+std::optional<std::pair<std::vector<halide_dimension_t>, int64_t>>
+stridedView(const PlanStep::StridedView &view, const halide_buffer_t &in,
+            const Shape &shape) {
+  const size_t rank = shape.size();
+  if (static_cast<size_t>(in.dimensions) != rank || view.perm.size() != rank)
+    return std::nullopt;
+  // Halide dimension i is axis rank - 1 - i.
+  auto dimOf = [&](int64_t axis) -> const halide_dimension_t & {
+    return in.dim[rank - 1 - axis];
+  };
+  std::vector<halide_dimension_t> dims(rank);
+  int64_t offset = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    int32_t from = view.perm[i];
+    const halide_dimension_t &src = dimOf(from);
+    int64_t stride = src.stride, extent = shape[i];
+    if (from == view.axis) {
+      if (extent > 0 && view.start + (extent - 1) * view.step >= src.extent)
+        return std::nullopt;
+      offset += view.start * stride;
+      stride *= view.step;
+    } else if (extent != src.extent) {
+      return std::nullopt;
+    }
+    if (stride > std::numeric_limits<int32_t>::max())
+      return std::nullopt;
+    dims[rank - 1 - i] = halide_dimension_t(0, static_cast<int32_t>(extent),
+                                            static_cast<int32_t>(stride));
+  }
+  if (rank > 0 && dims[0].stride != 1)
+    return std::nullopt;
+  return std::make_pair(std::move(dims), offset);
+}
 
 /// Blocks for temps, reused across steps and runs. Shared (shared_ptr) by
 /// the executor and by every tensor allocated from it, so a tensor may
@@ -1171,6 +1259,10 @@ struct Executor::Run {
   void bindModelValues();
   Status runStep(size_t stepIndex);
   bool bindView(const PlanStep &step, Status &status);
+  bool bindStridedView(const PlanStep &step);
+  const Tensor *memoryOf(size_t in) const;
+  void bindAsViewOf(size_t in, size_t id, std::unique_ptr<BoundBuffer> bound);
+  bool hostViewable(size_t in) const;
   Status allocateOutputs(const PlanStep &step);
   void releaseAfter(const PlanStep &step);
   const Tensor &storedTensor(const PlanValue &value, size_t id) const;
@@ -1276,48 +1368,95 @@ void Executor::Run::releaseAfter(const PlanStep &step) {
   }
 }
 
-/// A view kernel on the host: the result is the input's bytes with another
-/// shape. Returns false when the step must run its kernel instead (device
-/// buffers, a non-contiguous or absent source); `status` reports failures.
-bool Executor::Run::bindView(const PlanStep &step, Status &status) {
-  const PlanKernel &kernel =
-      impl.plan.kernels[static_cast<size_t>(step.kernel)];
-  // Views only on the host: device copies are per buffer.
-  if (impl.options.deviceFree || !isViewKernel(kernel) ||
-      step.inputs.size() != 1 || step.outputs.size() != 1)
-    return false;
-  size_t in = static_cast<size_t>(step.inputs[0]);
-  size_t id = static_cast<size_t>(step.outputs[0]);
+/// The tensor that keeps value `in`'s memory alive (its own, or the
+/// stored weight, constant or precomputed result), or null.
+const Tensor *Executor::Run::memoryOf(size_t in) const {
+  if (state.owned[in])
+    return &state.owned[in]->tensor;
   const PlanValue &src = entry.values[in];
   bool stored = src.kind == PlanValue::Kind::Param ||
                 src.kind == PlanValue::Kind::Constant ||
                 !precomputedKeys[in].empty();
-  const Tensor *source = state.owned[in] ? &state.owned[in]->tensor
-                         : stored        ? &storedTensor(src, in)
-                                         : nullptr;
-  int64_t count = 1;
-  for (int64_t d : shapes[id])
-    count *= d;
-  if (!source || state.buffers[in]->device || source->numElements() != count ||
-      source->dtype() != entry.values[id].dtype)
-    return false;
-  // The handle copy keeps the block alive as long as the view.
-  auto keep = std::make_shared<Tensor>(*source);
-  Expected<Tensor> view =
-      Tensor::borrow(keep->dtype(), shapes[id], keep->data(), keep);
-  std::unique_ptr<BoundBuffer> bound = state.take();
-  status = view ? bound->bind(view.take()) : view.status();
-  if (!status.ok())
-    return true;
+  return stored ? &storedTensor(src, in) : nullptr;
+}
+
+/// Binds `bound` as value `id`, a view of value `in`'s memory: it counts
+/// with in's block, and a view of an input or a weight must be copied if it
+/// is returned (collectOutputs).
+void Executor::Run::bindAsViewOf(size_t in, size_t id,
+                                 std::unique_ptr<BoundBuffer> bound) {
   state.buffers[id] = &bound->buffer;
   state.owned[id] = std::move(bound);
-  // A view of a temp counts with its block; a view of an input or a weight
-  // must be copied if it is returned (collectOutputs).
   blockOwner[id] = blockOwner[in];
-  modelMemory[id] =
-      modelMemory[in] || !state.owned[in] || src.kind == PlanValue::Kind::Input;
+  modelMemory[id] = modelMemory[in] || !state.owned[in] ||
+                    entry.values[in].kind == PlanValue::Kind::Input;
   if (blockOwner[id] >= 0)
     ++blockUsers[static_cast<size_t>(blockOwner[id])];
+}
+
+/// Value `in` lies in host memory the run may view.
+bool Executor::Run::hostViewable(size_t in) const {
+  const halide_buffer_t *b = state.buffers[in];
+  return !impl.options.deviceFree && b && !b->device && b->host &&
+         memoryOf(in);
+}
+
+/// A view kernel on the host: the result is the input's bytes with another
+/// shape. Returns false when the step must run its kernel instead (device
+/// buffers, an input that is not dense, or absent); `status` reports
+/// failures.
+bool Executor::Run::bindView(const PlanStep &step, Status &status) {
+  const PlanKernel &kernel =
+      impl.plan.kernels[static_cast<size_t>(step.kernel)];
+  if (!isViewKernel(kernel) || step.inputs.size() != 1 ||
+      step.outputs.size() != 1)
+    return false;
+  size_t in = static_cast<size_t>(step.inputs[0]);
+  size_t id = static_cast<size_t>(step.outputs[0]);
+  if (!hostViewable(in) || !isDense(*state.buffers[in]) ||
+      entry.values[in].dtype != entry.values[id].dtype)
+    return false;
+  int64_t count = 1, have = 1;
+  for (int64_t d : shapes[id])
+    count *= d;
+  for (int i = 0; i < state.buffers[in]->dimensions; ++i)
+    have *= state.buffers[in]->dim[i].extent;
+  if (count != have)
+    return false;
+  // The handle copy keeps the block alive as long as the view.
+  auto keep = std::make_shared<Tensor>(*memoryOf(in));
+  Expected<Tensor> view = Tensor::borrow(entry.values[id].dtype, shapes[id],
+                                         state.buffers[in]->host, keep);
+  std::unique_ptr<BoundBuffer> bound = state.take();
+  status = view ? bound->bind(view.take()) : view.status();
+  if (status.ok())
+    bindAsViewOf(in, id, std::move(bound));
+  return true;
+}
+
+/// A transpose or slice on the host (PlanStep::StridedView) whose result
+/// reads its input's memory densely: the result is bound as a view of the
+/// input, no kernel runs. That is every head split and merge of a decode
+/// step (one position: the axes it moves have extent 1). Where the result
+/// would be strided (prefill), the kernel copies it, so that the kernels
+/// after it read dense rows. Returns false when the step must run its
+/// kernel.
+bool Executor::Run::bindStridedView(const PlanStep &step) {
+  if (step.view.empty() || !impl.options.stridedViews)
+    return false;
+  size_t in = static_cast<size_t>(step.inputs[0]);
+  size_t id = static_cast<size_t>(step.outputs[0]);
+  if (!hostViewable(in))
+    return false;
+  const halide_buffer_t &src = *state.buffers[in];
+  auto view = stridedView(step.view, src, shapes[id]);
+  if (!view ||
+      !isDense(view->first.data(), static_cast<int>(view->first.size())))
+    return false;
+  std::unique_ptr<BoundBuffer> bound = state.take();
+  bound->bindStrided(*memoryOf(in), src, std::move(view->first),
+                     src.host + view->second * src.type.bytes());
+  bindAsViewOf(in, id, std::move(bound));
   return true;
 }
 
@@ -1369,6 +1508,12 @@ Status Executor::Run::runStep(size_t stepIndex) {
     return Status::error(where + "entry '" + entry.name + "': kernel '" +
                          kernel.name + "' (" + kernel.signature + ") " + msg);
   };
+  if (bindStridedView(step)) {
+    ++impl.stats.steps;
+    ++impl.stats.views;
+    releaseAfter(step);
+    return Status::success();
+  }
   Status viewStatus = Status::success();
   if (bindView(step, viewStatus)) {
     if (!viewStatus.ok())
@@ -1428,6 +1573,14 @@ Expected<std::vector<Tensor>> Executor::Run::collectOutputs() {
                     std::to_string(rc));
     }
     const PlanValue &value = entry.values[id];
+    if (state.owned[id] && state.owned[id]->view) {
+      Expected<Tensor> copy = denseCopy(*buffer, value.dtype, shapes[id]);
+      if (!copy)
+        return fail("output '" + entry.outputNames[i] + "': " +
+                    copy.message());
+      outputs.push_back(copy.take());
+      continue;
+    }
     bool owned = value.kind == PlanValue::Kind::Input || modelMemory[id];
     if (value.kind == PlanValue::Kind::Temp && precomputedKeys[id].empty() &&
         !modelMemory[id]) {

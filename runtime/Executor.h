@@ -74,12 +74,20 @@ struct ExecutorOptions {
   /// kernel fails and its (non-empty) result is added to the error, e.g.
   /// codegen::takeKernelRuntimeError for JIT kernels.
   std::string (*kernelErrorMessage)() = nullptr;
+  /// Transposes and slices that a plan marks as strided views
+  /// (PlanStep::StridedView) bind their result as a view of their input on
+  /// host buffers instead of copying it; false runs their kernels (tests
+  /// compare the two).
+  bool stridedViews = true;
 };
 
 /// What the last run did, for tests and `tfc bench` memory reports.
 struct RunStats {
   /// Steps (kernel calls) executed.
   size_t steps = 0;
+  /// Of those, steps bound as strided views of their input instead of
+  /// calling their kernel (ExecutorOptions::stridedViews).
+  size_t views = 0;
   /// The largest total size of temps alive at once, in bytes: what the
   /// plan's `release` lists buy over keeping every intermediate.
   size_t peakTempBytes = 0;

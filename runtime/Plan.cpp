@@ -279,6 +279,41 @@ private:
     return Status::success();
   }
 
+  /// A strided view reads one input of the result's rank: `perm` is a
+  /// permutation that keeps the last axis last (the kernels' innermost axis
+  /// is dense), and a slice has a valid axis, start >= 0 and step >= 1, with
+  /// step 1 on the last axis. Extents are checked when the step runs.
+  Status verifyView(const PlanStep &step, const std::string &where) const {
+    const PlanStep::StridedView &v = step.view;
+    if (v.empty())
+      return Status::success();
+    auto bad = [&](const std::string &msg) {
+      return Status::error(where + ": view: " + msg);
+    };
+    if (step.op != PlanStep::Op::Kernel || step.inputs.size() != 1 ||
+        step.outputs.size() != 1 || !validId(step.outputs[0]))
+      return bad("only a kernel step of one input and one output is a view");
+    size_t rank = entry.values[static_cast<size_t>(step.inputs[0])].shape.size();
+    if (v.perm.size() != rank ||
+        entry.values[static_cast<size_t>(step.outputs[0])].shape.size() != rank)
+      return bad("the permutation, input and result ranks differ");
+    std::vector<bool> seen(rank, false);
+    for (int32_t a : v.perm) {
+      if (a < 0 || static_cast<size_t>(a) >= rank || seen[static_cast<size_t>(a)])
+        return bad("perm is not a permutation of the axes");
+      seen[static_cast<size_t>(a)] = true;
+    }
+    int32_t last = static_cast<int32_t>(rank) - 1;
+    if (rank > 0 && v.perm.back() != last)
+      return bad("the last axis must stay last");
+    if (v.axis >= static_cast<int32_t>(rank) || v.axis < -1 || v.start < 0 ||
+        v.step < 1 || (v.axis == last && v.step != 1))
+      return bad("slice axis " + std::to_string(v.axis) + ", start " +
+                 std::to_string(v.start) + ", step " +
+                 std::to_string(v.step) + " is not a valid view");
+    return Status::success();
+  }
+
   Status verifyKernelArity(const PlanKernel &k, const PlanStep &step,
                            const std::string &where) const {
     if (step.inputs.size() == static_cast<size_t>(k.numInputs) &&
@@ -439,6 +474,7 @@ private:
           return Status::error(where + ": reads value " + std::to_string(id) +
                                ", which is not defined there");
       TFC_RT_RETURN_IF_ERROR(verifyVariant(step, where));
+      TFC_RT_RETURN_IF_ERROR(verifyView(step, where));
       for (int32_t id : step.outputs) {
         if (!validId(id) ||
             entry.values[static_cast<size_t>(id)].kind != PlanValue::Kind::Temp)
@@ -721,6 +757,11 @@ Expected<std::string> serializePlan(const Plan &plan) {
                            {"input", s.variant.input},
                            {"axis", s.variant.axis},
                            {"extent", s.variant.extent}};
+      if (!s.view.empty())
+        step["view"] = {{"perm", s.view.perm},
+                        {"axis", s.view.axis},
+                        {"start", s.view.start},
+                        {"step", s.view.step}};
       steps.push_back(std::move(step));
     }
     entry["steps"] = std::move(steps);
@@ -920,6 +961,19 @@ public:
 
 } // namespace
 
+/// A step's "view" (PlanStep::StridedView); verifyPlan checks its values.
+static bool readView(Reader &r, const json &v, const std::string &path,
+                     PlanStep::StridedView &view) {
+  if (!r.readIds(v, path, "perm", view.perm) ||
+      !r.readI32(v, path, "axis", view.axis) ||
+      !r.readInt(v, path, "start", view.start) ||
+      !r.readInt(v, path, "step", view.step))
+    return false;
+  if (view.perm.empty())
+    return r.fail(path + ".perm", "a view needs a permutation");
+  return true;
+}
+
 static bool readEntry(Reader &r, const json &e, const std::string &path,
                       PlanEntry &entry) {
   if (!r.readString(e, path, "name", entry.name))
@@ -1028,6 +1082,8 @@ static bool readEntry(Reader &r, const json &e, const std::string &path,
         !r.readI32(*variant, pv, "axis", step.variant.axis) ||
          !r.readInt(*variant, pv, "extent", step.variant.extent)))
       return r.fail(pv, "expected {kernel, input, axis, extent}");
+    if (s.contains("view") && !readView(r, s["view"], p + ".view", step.view))
+      return false;
     if (op < 0 || op > static_cast<int32_t>(PlanStep::Op::CacheStack))
       return r.fail(p + ".op", "unknown step op " + std::to_string(op));
     step.op = static_cast<PlanStep::Op>(op);

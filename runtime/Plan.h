@@ -92,6 +92,21 @@ struct PlanStep {
     int64_t extent = 1;
   };
   SizeVariant variant;
+  /// A step whose result is its input read with other strides (tfc.transpose,
+  /// tfc.slice; plan/PlanBuilder.cpp fills it where the innermost axis stays
+  /// dense, as the kernels need): on host buffers the executor binds the
+  /// result as a strided view of the input instead of calling the kernel.
+  /// Result axis i is input axis perm[i] (the identity for a slice); a slice
+  /// (axis >= 0) takes elements start, start + step, ... of input axis
+  /// `axis`. Empty perm: none.
+  struct StridedView {
+    std::vector<int32_t> perm;
+    int32_t axis = -1;
+    int64_t start = 0;
+    int64_t step = 1;
+    bool empty() const { return perm.empty(); }
+  };
+  StridedView view;
   /// The kernel to call for inputs of these shapes (`inputShape(i)` the
   /// extents of input position i).
   template <typename ShapeOf>

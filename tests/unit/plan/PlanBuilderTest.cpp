@@ -450,6 +450,46 @@ TEST_F(PlanBuilderTest, NonTfcOpsAreRefused) {
                                  "tfc ops can be compiled");
 }
 
+// Transposes that keep the innermost axis and slices with step 1 there
+// (or any step on an outer axis) are marked as strided views for the
+// executor; a transpose that moves the innermost axis and a strided slice
+// of it are not.
+TEST_F(PlanBuilderTest, HeadSplitsAreStridedViews) {
+  auto module = parse(R"mlir(
+    module {
+      func.func @f(%x: tensor<?x?x2304xf32>, %m: tensor<64x96xf32>)
+          -> (tensor<?x12x?x64xf32>, tensor<96x64xf32>, tensor<?x?x1152xf32>,
+              tensor<2x?x2304xf32>) {
+        %q = tfc.slice %x {axis = 2 : i64, start = 768 : i64, end = 1536 : i64} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+        %r = tfc.reshape %q {shape = array<i64: -1, -1, 12, 64>} : tensor<?x?x768xf32> -> tensor<?x?x12x64xf32>
+        %a = tfc.transpose %r {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x12x64xf32> -> tensor<?x12x?x64xf32>
+        %t = tfc.transpose %m {perm = array<i64: 1, 0>} : tensor<64x96xf32> -> tensor<96x64xf32>
+        %e = tfc.slice %x {axis = 2 : i64, start = 0 : i64, end = 2304 : i64, step = 2 : i64} : tensor<?x?x2304xf32> -> tensor<?x?x1152xf32>
+        %o = tfc.slice %x {axis = 0 : i64, start = 1 : i64, end = 5 : i64, step = 2 : i64} : tensor<?x?x2304xf32> -> tensor<2x?x2304xf32>
+        return %a, %t, %e, %o : tensor<?x12x?x64xf32>, tensor<96x64xf32>, tensor<?x?x1152xf32>, tensor<2x?x2304xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(module);
+  BuiltPlan built = build(*module);
+  const PlanEntry &f = entry(built, "f");
+  ASSERT_EQ(f.steps.size(), 6u);
+  const rt::PlanStep::StridedView &slice = f.steps[0].view;
+  EXPECT_EQ(slice.perm, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(slice.axis, 2);
+  EXPECT_EQ(slice.start, 768);
+  EXPECT_EQ(slice.step, 1);
+  EXPECT_TRUE(f.steps[1].view.empty()); // the reshape: a View kernel
+  EXPECT_EQ(f.steps[2].view.perm, (std::vector<int32_t>{0, 2, 1, 3}));
+  EXPECT_EQ(f.steps[2].view.axis, -1);
+  EXPECT_TRUE(f.steps[3].view.empty());
+  EXPECT_TRUE(f.steps[4].view.empty());
+  EXPECT_EQ(f.steps[5].view.axis, 0);
+  EXPECT_EQ(f.steps[5].view.start, 1);
+  EXPECT_EQ(f.steps[5].view.step, 2);
+  rt::Status verified = rt::verifyPlan(built.plan);
+  EXPECT_TRUE(verified.ok()) << verified.message();
+}
+
 // Kernels that read some extents at run time are planned from a
 // shape-generic copy of their op, so that ops differing only in those
 // extents share one kernel: weight packing of any [K, N], and the head

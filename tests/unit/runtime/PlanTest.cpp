@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -118,6 +119,10 @@ void expectSamePlan(const Plan &a, const Plan &b) {
       EXPECT_EQ(x.steps[i].outputs, y.steps[i].outputs);
       EXPECT_EQ(x.steps[i].release, y.steps[i].release);
       EXPECT_EQ(x.steps[i].location, y.steps[i].location);
+      EXPECT_EQ(x.steps[i].view.perm, y.steps[i].view.perm);
+      EXPECT_EQ(x.steps[i].view.axis, y.steps[i].view.axis);
+      EXPECT_EQ(x.steps[i].view.start, y.steps[i].view.start);
+      EXPECT_EQ(x.steps[i].view.step, y.steps[i].view.step);
     }
   }
 }
@@ -132,6 +137,8 @@ TEST(PlanTest, JsonRoundTrip) {
   plan.constants.push_back(mask);
   plan.constants.push_back(*Tensor::zeros(DType::F32, {0, 3}));
   plan.params.push_back({"unicode ünïcode", {3}, DType::BF16});
+  // The extend entry's slice as a strided view.
+  plan.entries[1].steps[1].view = {{0, 1, 2}, 1, 0, 1};
 
   Expected<std::string> json = serializePlan(plan);
   ASSERT_TRUE(json.ok()) << json.message();
@@ -265,6 +272,56 @@ TEST(PlanTest, DeserializeRefusesCorruptPlans) {
                 "does not name an input value");
   expectCorrupt("\"input_names\":[\"ids\",\"mask\"]",
                 "\"input_names\":[\"ids\"]", "has 2 inputs but 1 input names");
+}
+
+/// The toy plan with its extend entry's slice ([b, past + seq, 4] ->
+/// [b, 1, 4]) marked as a strided view, edited by `edit`: verifyPlan's
+/// message, empty when it verifies.
+std::string verifyView(
+    const std::function<void(PlanStep::StridedView &)> &edit) {
+  Plan plan = makeToyPlan();
+  PlanStep::StridedView &view = plan.entries[1].steps[1].view;
+  view = {{0, 1, 2}, 1, 0, 1};
+  edit(view);
+  Status s = verifyPlan(plan);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(PlanTest, StridedViewsAreVerified) {
+  EXPECT_EQ(verifyView([](PlanStep::StridedView &) {}), "");
+  // A transpose of the outer axes keeps the innermost one.
+  EXPECT_EQ(verifyView([](PlanStep::StridedView &v) {
+              v = {{1, 0, 2}, -1, 0, 1};
+            }),
+            "");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) {
+                    v.perm = {0, 2, 1};
+                  }),
+                  "step 1: view: the last axis must stay last");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) {
+                    v.perm = {0, 0, 2};
+                  }),
+                  "perm is not a permutation of the axes");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) {
+                    v.perm = {0, 1};
+                  }),
+                  "the permutation, input and result ranks differ");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) { v.step = 0; }),
+                  "slice axis 1, start 0, step 0 is not a valid view");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) { v.axis = 3; }),
+                  "is not a valid view");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) {
+                    v.axis = 2;
+                    v.step = 2;
+                  }),
+                  "is not a valid view");
+  EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) { v.start = -1; }),
+                  "is not a valid view");
+  // Only a step of one input and one output.
+  Plan plan = makeToyPlan();
+  plan.entries[1].steps[0].view = {{0, 1, 2}, -1, 0, 1};
+  EXPECT_CONTAINS(verifyPlan(plan).message(),
+                  "only a kernel step of one input and one output is a view");
 }
 
 TEST(PlanTest, DeserializeNeverCrashesOnTruncationOrMutation) {

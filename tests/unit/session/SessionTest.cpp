@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 using namespace tfc;
@@ -211,6 +212,70 @@ TEST(Session, FrontHalfStopsAtEachStage) {
   EXPECT_NE(text->find("func " + elaborated->plan().kernels[0].name),
             std::string::npos)
       << *text;
+}
+
+// Head split and merge as the executor's strided views (PlanStep::
+// StridedView): where a slice or transpose reads its input densely it is
+// bound as a view, else its kernel copies; either way the outputs equal
+// those of the kernels alone (ExecutorOptions::stridedViews = false), bit
+// for bit. Outputs that are views are returned as dense copies.
+TEST(Session, StridedViewsEqualTheKernels) {
+  std::string path = writeModel("views.tfm", R"(model views
+config {
+  h = 2
+}
+dim seq <= 16
+entry f(x: f32[batch, seq, 24]) {
+  a, b, c = split(x, 3, -1)
+  q = split_heads(a, h)
+  return q: q, s: b, m: merge_heads(q * split_heads(c, h)), t: transpose(q, 2, 3)
+}
+)");
+  session::CompileOptions options;
+  options.model.path = path;
+  options.cache.dir = TFC_SESSION_TEST_CACHE;
+  llvm::Expected<session::CompiledModel> model = session::compile(options);
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  // (batch, seq, steps bound as views). One row: the 3 slices, the 2 head
+  // splits' transposes and the merge's (the last transpose moves the
+  // innermost axis: always a kernel). Two rows of one position: the
+  // slices are strided, the transposes still dense. Several positions:
+  // every result would be strided; the kernels copy.
+  struct Case {
+    int64_t batch, seq;
+    size_t views;
+  };
+  for (Case c : {Case{1, 1, 6}, Case{2, 1, 3}, Case{2, 3, 0}}) {
+    int64_t seq = c.seq;
+    std::vector<float> values(static_cast<size_t>(c.batch * seq * 24));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = static_cast<float>(i) * 0.25f - 7.0f;
+    rt::Expected<rt::Tensor> x =
+        rt::Tensor::fromF32({c.batch, seq, 24}, values);
+    ASSERT_TRUE(x.ok()) << x.message();
+    std::vector<std::vector<rt::Tensor>> results;
+    std::vector<size_t> views;
+    for (bool strided : {true, false}) {
+      rt::ExecutorOptions executorOptions;
+      executorOptions.stridedViews = strided;
+      rt::Expected<rt::Executor> executor = rt::Executor::create(
+          model->plan(), model->kernels, rt::WeightMap(), executorOptions);
+      ASSERT_TRUE(executor.ok()) << executor.message();
+      rt::Expected<std::vector<rt::Tensor>> out = executor->run("f", {*x});
+      ASSERT_TRUE(out.ok()) << out.message();
+      results.push_back(std::move(*out));
+      views.push_back(executor->lastRunStats().views);
+    }
+    EXPECT_EQ(views[0], c.views) << "batch " << c.batch << ", seq " << seq;
+    EXPECT_EQ(views[1], 0u);
+    ASSERT_EQ(results[0].size(), 4u);
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      const rt::Tensor &a = results[0][i], &b = results[1][i];
+      ASSERT_EQ(a.shape(), b.shape()) << i;
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.byteSize()), 0)
+          << "output " << i << " at seq " << seq;
+    }
+  }
 }
 
 } // namespace
