@@ -325,6 +325,7 @@ def run_case(torch, ort, np, args, name, threads_list):
                 f"vs torch eager {numerics[eng]:.2e}")
         servers = {e: TfcServer(args.tfc, case, args.warmup, threads,
                                 TFC_ENGINES[e]) for e in tfc_engines}
+        timed_tfc = list(tfc_engines)
         if args.tfc_before:
             # The same case, the model file from the other binary's tree
             # (an absolute path: TfcServer joins it to REPO unchanged).
@@ -332,9 +333,9 @@ def run_case(torch, ort, np, args, name, threads_list):
                 os.path.abspath(args.tfc_before_root), case["model"]))
             servers["tfc-before"] = TfcServer(args.tfc_before, before,
                                               args.warmup, threads)
-            tfc_engines = tfc_engines + ["tfc-before"]
+            timed_tfc.append("tfc-before")
         gflop = servers["tfc"].info["gflop"]
-        names = tfc_engines + list(engines)
+        names = timed_tfc + list(engines)
         times = {n: [] for n in names}
         cpu = {n: [] for n in names}
         load = [os.getloadavg()[0]]
