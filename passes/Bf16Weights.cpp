@@ -14,12 +14,14 @@
 // norms, biases, embeddings) stays f32.
 //
 // A product that still reads [N, K] with transpose_b after `weight-layout`
-// (GPT-2's tied LM head, whose f32 parameter the embedding gathers) reads
+// (a weight also read some other way) reads
 // `pack_panels(cast(w)) {transpose_b}`: the bf16 panels are new memory
 // either way. A weight whose contraction length K is odd, or with fewer
 // than 48 columns (one panel), is left f32. One bf16 weight per weight value
 // and orientation, shared by its products; an f32 tfc.pack_panels left
-// without readers is erased. Runs after `weight-layout`.
+// without readers is erased, and one that only the gathers of a tied
+// embedding still read (`packed_rows`) too: they read the f32 table as
+// stored again. Runs after `weight-layout`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,9 +99,28 @@ struct Bf16WeightsPass : impl::Bf16WeightsBase<Bf16WeightsPass> {
         oldPanels.insert(def);
       setProductWeight(product, bf16);
     }
-    for (Operation *pack : oldPanels)
+    for (Operation *pack : oldPanels) {
+      unreadPanelGathers(cast<tir::PackPanelsOp>(pack));
       if (pack->use_empty())
         pack->erase();
+    }
+  }
+
+  /// A tied embedding's f32 panels that only gathers still read (the LM
+  /// head now reads bf16 panels): the gathers read the table as stored
+  /// again, a row in one line, and the panels are dropped.
+  static void unreadPanelGathers(tir::PackPanelsOp pack) {
+    llvm::SmallVector<tir::GatherOp> gathers;
+    for (Operation *user : pack->getUsers()) {
+      auto gather = dyn_cast<tir::GatherOp>(user);
+      if (!gather || !gather.getPackedRows())
+        return;
+      gathers.push_back(gather);
+    }
+    for (tir::GatherOp gather : gathers) {
+      gather->setOperand(0, pack.getInput());
+      gather.removePackedRowsAttr();
+    }
   }
 };
 

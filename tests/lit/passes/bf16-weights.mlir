@@ -77,3 +77,24 @@ func.func @f32_panels(%x: tensor<?x64xf32>) -> tensor<?x100xf32> {
   %y = tfc.linear %x, %p {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
   return %y : tensor<?x100xf32>
 }
+
+// -----
+
+// A tied embedding (weight-layout: the LM head and the gather read the same
+// f32 panels): the head reads bf16 panels, and the gather, the f32 panels'
+// last reader, reads the f32 table as stored again (one f32 copy, rows in
+// one line); the f32 panels are erased.
+// CHECK-LABEL: func.func @tied_embedding
+// CHECK: %[[E:.*]] = tfc.param "wte.weight" : tensor<100x64xf32>
+// CHECK-NEXT: %[[EB:.*]] = tfc.cast %[[E]] : tensor<100x64xf32> to tensor<100x64xbf16>
+// CHECK-NEXT: %[[EP:.*]] = tfc.pack_panels %[[EB]] {transpose_b = true} : tensor<100x64xbf16> -> tensor<3x32x48x2xbf16>
+// CHECK-NEXT: tfc.gather %[[E]], %{{.*}} : (tensor<100x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+// CHECK-NEXT: tfc.matmul %{{.*}}, %[[EP]] {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x32x48x2xbf16>) -> tensor<?x100xf32>
+// CHECK-NOT: tfc.pack_panels
+func.func @tied_embedding(%ids: tensor<?xi32>) -> tensor<?x100xf32> {
+  %e = tfc.param "wte.weight" : tensor<100x64xf32>
+  %p = tfc.pack_panels %e {transpose_b = true} : tensor<100x64xf32> -> tensor<3x64x48xf32>
+  %x = tfc.gather %p, %ids {packed_rows = 100 : i64} : (tensor<3x64x48xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %y = tfc.matmul %x, %p {packed_n = 100 : i64} : (tensor<?x64xf32>, tensor<3x64x48xf32>) -> tensor<?x100xf32>
+  return %y : tensor<?x100xf32>
+}
