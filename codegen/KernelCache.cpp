@@ -49,9 +49,14 @@ llvm::Expected<Kernel> KernelCache::build(mlir::Operation *op) const {
 llvm::Expected<std::unique_ptr<CompiledKernel>>
 KernelCache::compile(mlir::Operation *op, const std::string &signature,
                      const std::string &name) const {
+  KernelCompileTime time;
+  time.start = std::chrono::steady_clock::now();
+  time.thread = std::this_thread::get_id();
+  PhaseClock clock;
   llvm::Expected<Kernel> kernel = buildKernel(op, jitTarget, name);
   if (!kernel)
     return kernel.takeError();
+  time.buildSeconds = clock.lap();
 
   auto compiled = std::make_unique<CompiledKernel>();
   compiled->name = kernel->name;
@@ -64,6 +69,7 @@ KernelCache::compile(mlir::Operation *op, const std::string &signature,
         Module module =
             pipeline.compile_to_module(kernel->arguments, kernel->name, target)
                 .resolve_submodules();
+        time.lowerSeconds = clock.lap();
         compiled->module = Internal::JITModule(
             module, module.get_function_by_name(kernel->name));
         compiled->fn = reinterpret_cast<KernelFn>(
@@ -77,6 +83,13 @@ KernelCache::compile(mlir::Operation *op, const std::string &signature,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "compiling " + kernel->name +
                                        ": the JIT module has no argv entry");
+  time.codegenSeconds = clock.lap();
+  time.end = std::chrono::steady_clock::now();
+  time.name = kernel->name;
+  time.signature = signature;
+  time.op = op->getName().getStringRef().str();
+  time.variants = countVariants(kernel->pipeline);
+  compiled->time = std::move(time);
   compiled->kernel = std::move(*kernel);
   return std::move(compiled);
 }

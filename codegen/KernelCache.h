@@ -19,6 +19,7 @@
 #ifndef TFC_CODEGEN_KERNELCACHE_H
 #define TFC_CODEGEN_KERNELCACHE_H
 
+#include "codegen/CompileTime.h"
 #include "codegen/KernelBuilder.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -44,6 +45,8 @@ struct CompiledKernel {
   /// kernel (compileToFiles, loweredStmt).
   Kernel kernel;
   Halide::Internal::JITModule module;
+  /// Where its compile time went (--compile-report).
+  KernelCompileTime time;
 };
 
 class KernelCache {

@@ -168,7 +168,9 @@ static std::vector<size_t> fromDiskCache(CompiledModel &model,
   std::vector<char> hits;
   std::vector<llvm::Expected<rt::KernelFn>> results =
       model.disk->getOrCompileAll(ops, signatures, options.jobs, hits,
-                                  [&progress] { progress.step(); });
+                                  [&progress] { progress.step(); },
+                                  options.report ? &model.stats.report
+                                                 : nullptr);
   std::vector<size_t> missed;
   for (size_t i = 0; i < needed.size(); ++i) {
     llvm::Expected<rt::KernelFn> &fn = results[i];
@@ -208,6 +210,8 @@ static llvm::Error byJit(CompiledModel &model,
                        model.plan().kernels[index].signature +
                        ": the JIT did not keep it");
     model.kernels[index] = compiled->fn;
+    if (options.report)
+      model.stats.report.kernels.push_back(compiled->time);
     ++model.stats.compiled;
   }
   return llvm::Error::success();
@@ -218,6 +222,8 @@ llvm::Error session::compileKernels(CompiledModel &model,
   if (model.stage != Stage::Planned)
     return llvm::createStringError("compiling kernels needs a planned model");
   auto start = std::chrono::steady_clock::now();
+  model.stats.jobs = codegen::compileJobs(options.jobs);
+  model.stats.report.start = start;
   openDiskCache(model, options.cache);
   std::vector<size_t> needed;
   for (size_t index : kernelsOf(model.plan(), options.entries))

@@ -20,6 +20,8 @@
 
 #include "session/Session.h"
 
+#include "codegen/CompileTime.h"
+
 #include "plan/PlanBuilder.h"
 #include "runtime/Executor.h"
 
@@ -67,6 +69,8 @@ struct CompileOptions {
   std::vector<std::string> entries;
   /// Threads that compile kernels (0: one per hardware thread).
   unsigned jobs = 0;
+  /// Keep where each kernel's compile time went in CompileStats::report.
+  bool report = false;
   /// Called when `done` of the `count` kernels being fetched are ready
   /// (from the compiling threads, one call at a time).
   std::function<void(size_t done, size_t count)> progress;
@@ -79,6 +83,11 @@ struct CompileStats {
   double seconds = 0;    // time spent getting kernels
   /// Why the disk cache was not used (empty when it was, or was off).
   std::string cacheProblem;
+  /// Threads the kernels compiled on (codegen::compileJobs of the option).
+  unsigned jobs = 0;
+  /// Where the time of each kernel compiled here went, when
+  /// CompileOptions::report asks for it (--compile-report).
+  codegen::CompileReport report;
 };
 
 /// A planned model and, after compileKernels, its kernels.

@@ -2,12 +2,14 @@
 
 #include "session/KernelDiskCache.h"
 
+#include "codegen/CompileTime.h"
 #include "codegen/KernelBuilder.h"
 #include "codegen/Parallel.h"
 #include "runtime/FileWriter.h"
 #include "runtime/ThreadPool.h"
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -221,22 +223,29 @@ struct KernelDiskCache::Impl {
   /// The runtime's file, and the runtime loaded from it if it is there.
   std::string runtimePath() const;
   llvm::Error loadRuntime();
-  /// Writes the runtime's object to `object`.
-  llvm::Error runtimeObject(const std::string &object) const;
+  /// Writes the runtime's object to `object`, and its time to `time`.
+  llvm::Error runtimeObject(const std::string &object,
+                            codegen::KernelCompileTime &time) const;
   llvm::Expected<rt::KernelFn> load(const std::string &path,
                                     const std::string &symbol);
-  /// Writes the object of `op`'s kernel, named `name`, to `object`.
-  llvm::Error kernelObject(mlir::Operation *op, const std::string &name,
-                           const std::string &object) const;
   struct Entry {
     mlir::Operation *op;
-    std::string name, path;
+    std::string signature, name, path;
   };
+  /// Builds and lowers `entry`'s kernel (for Target::NoRuntime), saying in
+  /// `time` how long that took.
+  llvm::Expected<Halide::Module>
+  lowerKernel(const Entry &entry, codegen::KernelCompileTime &time) const;
+  /// Writes the object of `entry`'s kernel to `object`, and where its time
+  /// went to `time`.
+  llvm::Error kernelObject(const Entry &entry, const std::string &object,
+                           codegen::KernelCompileTime &time) const;
   /// Compiles `entries` on up to `jobs` threads (the runtime too when it is
   /// not loaded), links them into one shared object and stores it under
   /// each entry's path.
   llvm::Error compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
-                         const std::function<void()> &compiledOne);
+                         const std::function<void()> &compiledOne,
+                         codegen::CompileReport *report);
 };
 
 KernelDiskCache::KernelDiskCache(std::unique_ptr<Impl> impl)
@@ -279,8 +288,17 @@ std::string KernelDiskCache::Impl::runtimePath() const {
 }
 
 llvm::Error
-KernelDiskCache::Impl::runtimeObject(const std::string &object) const {
-  return writeRuntimeObject(target, object);
+KernelDiskCache::Impl::runtimeObject(const std::string &object,
+                                     codegen::KernelCompileTime &time) const {
+  time.start = std::chrono::steady_clock::now();
+  time.thread = std::this_thread::get_id();
+  time.name = "halide_runtime";
+  time.op = "runtime";
+  codegen::PhaseClock clock;
+  llvm::Error err = writeRuntimeObject(target, object);
+  time.codegenSeconds = clock.lap();
+  time.end = std::chrono::steady_clock::now();
+  return err;
 }
 
 /// One runtime per process and target: a second cache object (another model
@@ -337,21 +355,45 @@ KernelDiskCache::Impl::load(const std::string &path,
   return reinterpret_cast<rt::KernelFn>(fn);
 }
 
-llvm::Error KernelDiskCache::Impl::kernelObject(mlir::Operation *op,
-                                                const std::string &name,
-                                                const std::string &object) const {
+llvm::Expected<Halide::Module>
+KernelDiskCache::Impl::lowerKernel(const Entry &entry,
+                                   codegen::KernelCompileTime &time) const {
+  time.start = std::chrono::steady_clock::now();
+  time.thread = std::this_thread::get_id();
+  time.name = entry.name;
+  time.op = entry.op->getName().getStringRef().str();
+  time.signature = entry.signature;
+  codegen::PhaseClock clock;
   llvm::Expected<codegen::Kernel> kernel =
-      codegen::buildKernel(op, target, name);
+      codegen::buildKernel(entry.op, target, entry.name);
   if (!kernel)
     return kernel.takeError();
+  time.buildSeconds = clock.lap();
   Halide::Target t = kernel->target.with_feature(Halide::Target::NoRuntime);
   std::optional<Halide::Module> module;
   if (llvm::Error err = codegen::withHalideErrors([&] {
         module = kernel->pipeline.compile_to_module(kernel->arguments,
                                                     kernel->name, t);
       }))
+    return std::move(err);
+  time.lowerSeconds = clock.lap();
+  time.variants = codegen::countVariants(kernel->pipeline);
+  return std::move(*module);
+}
+
+llvm::Error
+KernelDiskCache::Impl::kernelObject(const Entry &entry,
+                                    const std::string &object,
+                                    codegen::KernelCompileTime &time) const {
+  llvm::Expected<Halide::Module> module = lowerKernel(entry, time);
+  if (!module)
+    return module.takeError();
+  codegen::PhaseClock clock;
+  if (llvm::Error err = writeObject(*module, object))
     return err;
-  return writeObject(*module, object);
+  time.codegenSeconds = clock.lap();
+  time.end = std::chrono::steady_clock::now();
+  return llvm::Error::success();
 }
 
 /// The runtime's compile time in compileCostHint's units (0.73 s).
@@ -359,11 +401,13 @@ constexpr unsigned kRuntimeCostHint = 750;
 
 llvm::Error
 KernelDiskCache::Impl::compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
-                                  const std::function<void()> &compiledOne) {
+                                  const std::function<void()> &compiledOne,
+                                  codegen::CompileReport *report) {
   // Task i < entries.size() compiles entry i; the last one, if the runtime
   // is not loaded, the runtime.
   bool withRuntime = runtime == nullptr;
   size_t count = entries.size() + (withRuntime ? 1 : 0);
+  std::vector<codegen::KernelCompileTime> times(count);
   std::vector<std::string> objects;
   std::vector<std::unique_ptr<TempGuard>> guards;
   std::vector<unsigned> costs;
@@ -379,9 +423,8 @@ KernelDiskCache::Impl::compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
   std::mutex progressMutex;
   auto compileOne = [&](size_t i) -> llvm::Error {
     if (i == entries.size())
-      return runtimeObject(runtimeObjectPath);
-    if (llvm::Error err =
-            kernelObject(entries[i].op, entries[i].name, objects[i]))
+      return runtimeObject(runtimeObjectPath, times[i]);
+    if (llvm::Error err = kernelObject(entries[i], objects[i], times[i]))
       return err;
     if (compiledOne) {
       std::lock_guard<std::mutex> lock(progressMutex);
@@ -393,6 +436,15 @@ KernelDiskCache::Impl::compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
   if (llvm::Error err = codegen::forEachIndex(count, jobs, compileOne,
                                               codegen::longestFirst(costs)))
     return err;
+  if (report)
+    report->kernels.insert(report->kernels.end(), times.begin(), times.end());
+  auto linkStart = std::chrono::steady_clock::now();
+  auto linked = llvm::make_scope_exit([&] {
+    if (report)
+      report->linkSeconds += std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - linkStart)
+                                 .count();
+  });
 
   if (withRuntime) {
     std::string so = temporaryPath(folder, "runtime", ".so");
@@ -424,14 +476,15 @@ KernelDiskCache::Impl::compileAll(llvm::ArrayRef<Entry> entries, unsigned jobs,
 std::vector<llvm::Expected<rt::KernelFn>> KernelDiskCache::getOrCompileAll(
     llvm::ArrayRef<mlir::Operation *> ops,
     llvm::ArrayRef<std::string> signatures, unsigned jobs,
-    std::vector<char> &hits, const std::function<void()> &compiledOne) {
+    std::vector<char> &hits, const std::function<void()> &compiledOne,
+    codegen::CompileReport *report) {
   hits.assign(ops.size(), 0);
   std::vector<Impl::Entry> entries;
   for (size_t i = 0; i < ops.size(); ++i) {
     std::string key =
         hashOf({codegenIdentity(), impl->targetString, signatures[i]});
-    entries.push_back(
-        {ops[i], "tfc_k_" + key.substr(0, 16), impl->folder + "/" + key + ".so"});
+    entries.push_back({ops[i], signatures[i], "tfc_k_" + key.substr(0, 16),
+                       impl->folder + "/" + key + ".so"});
     hits[i] = llvm::sys::fs::exists(entries.back().path);
   }
   // Compile what is missing (and the runtime, if it is), then load
@@ -446,7 +499,7 @@ std::vector<llvm::Expected<rt::KernelFn>> KernelDiskCache::getOrCompileAll(
       some.push_back(entries[i]);
     if (some.empty() && impl->runtime)
       return llvm::Error::success();
-    return impl->compileAll(some, jobs, compiledOne);
+    return impl->compileAll(some, jobs, compiledOne, report);
   };
   std::vector<std::optional<llvm::Expected<rt::KernelFn>>> results(ops.size());
   auto loadSome = [&](const std::vector<size_t> &which) {

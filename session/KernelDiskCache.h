@@ -55,6 +55,10 @@ namespace Halide {
 struct Target;
 } // namespace Halide
 
+namespace tfc::codegen {
+struct CompileReport;
+} // namespace tfc::codegen
+
 namespace tfc::session {
 
 /// `$XDG_CACHE_HOME/tfc`, else `$HOME/.cache/tfc`; empty when neither is
@@ -94,11 +98,14 @@ public:
   /// link). `compiledOne`, if given, is called (one call at a time) as each
   /// kernel is compiled or loaded. Result i is kernel i's error where it
   /// could not be had (a failed compile or link is every missing kernel's).
+  /// `report`, if given, gets the compile times of the kernels compiled
+  /// (and of the runtime) and the link's.
   std::vector<llvm::Expected<rt::KernelFn>>
   getOrCompileAll(llvm::ArrayRef<mlir::Operation *> ops,
                   llvm::ArrayRef<std::string> signatures, unsigned jobs,
                   std::vector<char> &hits,
-                  const std::function<void()> &compiledOne = nullptr);
+                  const std::function<void()> &compiledOne = nullptr,
+                  codegen::CompileReport *report = nullptr);
 
   /// getOrCompileAll of one kernel; `hit` says whether it was loaded.
   llvm::Expected<rt::KernelFn> getOrCompile(mlir::Operation *op,

@@ -1,6 +1,7 @@
 //===- ModelRunner.cpp - Compile a model and run it in process ------------===//
 
 #include "tools/tfc/ModelRunner.h"
+#include "tools/tfc/CompileReport.h"
 
 #include "session/KernelDiskCache.h"
 
@@ -42,6 +43,9 @@ void driver::addCacheOptions(CLI::App &command, CacheOptions &options) {
   command.add_flag("--no-cache", options.disabled,
                    "Compile every kernel in process (Halide JIT); read and "
                    "write no cache");
+  command.add_flag("--compile-report", options.report,
+                   "Print where each compiled kernel's time went (Halide "
+                   "lowering, LLVM code generation, threads) to stderr");
 }
 
 session::CompileOptions driver::compileOptions(const ModelOptions &model,
@@ -53,6 +57,7 @@ session::CompileOptions driver::compileOptions(const ModelOptions &model,
   options.cache.enabled = !cache.disabled;
   options.cache.dir = cache.dir;
   options.jobs = cache.jobs;
+  options.report = cache.report;
   options.entries = std::move(entries);
   return options;
 }
@@ -105,6 +110,8 @@ bool driver::buildKernels(CompiledModel &model,
   if (!model.stats.cacheProblem.empty())
     llvm::errs() << "warning: kernel cache not used: "
                  << model.stats.cacheProblem << "\n";
+  if (options.report)
+    printCompileReport(model, llvm::errs());
   return true;
 }
 

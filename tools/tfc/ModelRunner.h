@@ -29,11 +29,12 @@ using WeightOptions = session::WeightSource;
 void addWeightOptions(CLI::App &command, WeightOptions &options,
                       const std::string &seedFlag = "--seed");
 
-/// --cache-dir, --no-cache.
+/// --cache-dir, --no-cache, --jobs, --compile-report.
 struct CacheOptions {
   std::string dir;
   bool disabled = false;
   unsigned jobs = 0; // kernel compile threads (0: one per hardware thread)
+  bool report = false; // --compile-report
 };
 void addCacheOptions(CLI::App &command, CacheOptions &options);
 
@@ -59,7 +60,7 @@ const rt::PlanEntry *
 reportedEntry(llvm::Expected<const rt::PlanEntry *> found);
 
 /// Compiles the kernels `options.entries` need, drawing progress on a
-/// terminal; prints errors.
+/// terminal; prints errors, and the compile report when `options.report`.
 bool buildKernels(CompiledModel &model,
                   const session::CompileOptions &options);
 
