@@ -8,6 +8,8 @@
 #include "codegen/KernelCache.h"
 #include "codegen/Parallel.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -118,17 +120,35 @@ static std::vector<size_t> kernelsOf(const rt::Plan &plan,
   return order;
 }
 
-/// Opens the disk cache, or says in `stats` why it is not used.
-static void openDiskCache(CompiledModel &model, const CacheSettings &cache) {
-  if (!cache.enabled)
-    return;
-  std::string dir = cache.dir.empty() ? defaultCacheDir() : cache.dir;
+/// Opens the disk cache, or says in `stats` why it is not used. Without a
+/// cache (--no-cache) the kernels still compile to objects linked into a
+/// shared object, in a temporary folder (returned: the caller removes it
+/// once they are loaded) that no other process reads: Halide's JIT builds
+/// its own runtime in every process (~0.5 s of one core, which every
+/// compile thread waits for), this path loads the runtime prebuilt with tfc.
+/// Where that is not possible (no C compiler), the JIT compiles them.
+static std::string openDiskCache(CompiledModel &model,
+                                 const CacheSettings &cache) {
+  std::string temporary;
+  if (!cache.enabled) {
+    llvm::SmallString<128> path;
+    if (llvm::sys::fs::createUniqueDirectory("tfc-kernels", path))
+      return "";
+    temporary = std::string(path);
+  }
+  std::string dir = !temporary.empty()   ? temporary
+                    : cache.dir.empty() ? defaultCacheDir()
+                                        : cache.dir;
   auto disk = KernelDiskCache::open(dir, codegen::hostTarget());
   if (!disk) {
-    model.stats.cacheProblem = llvm::toString(disk.takeError());
-    return;
+    if (temporary.empty())
+      model.stats.cacheProblem = llvm::toString(disk.takeError());
+    else
+      llvm::consumeError(disk.takeError());
+    return temporary;
   }
   model.disk = std::move(*disk);
+  return temporary;
 }
 
 /// Counts finished kernels for the progress callback (called from the
@@ -224,7 +244,7 @@ llvm::Error session::compileKernels(CompiledModel &model,
   auto start = std::chrono::steady_clock::now();
   model.stats.jobs = codegen::compileJobs(options.jobs);
   model.stats.report.start = start;
-  openDiskCache(model, options.cache);
+  std::string temporary = openDiskCache(model, options.cache);
   std::vector<size_t> needed;
   for (size_t index : kernelsOf(model.plan(), options.entries))
     if (!model.kernels[index])
@@ -232,6 +252,11 @@ llvm::Error session::compileKernels(CompiledModel &model,
   Progress progress(options, needed.size());
   if (model.disk)
     needed = fromDiskCache(model, needed, options, progress);
+  if (!temporary.empty()) {
+    // Loaded kernels stay mapped; a problem only sends them to the JIT.
+    llvm::sys::fs::remove_directories(temporary);
+    model.stats.cacheProblem.clear();
+  }
   llvm::Error err = byJit(model, needed, options, progress);
   model.stats.seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -41,7 +41,9 @@ class KernelDiskCache;
 
 /// Where compiled kernels are kept between processes.
 struct CacheSettings {
-  /// Off: compile in process (Halide JIT) every time.
+  /// Off: compile every kernel every time, keeping nothing (objects linked
+  /// in a temporary folder, removed once loaded; Halide's JIT where that
+  /// fails).
   bool enabled = true;
   /// Empty: defaultCacheDir().
   std::string dir;

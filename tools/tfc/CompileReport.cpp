@@ -108,7 +108,7 @@ void driver::printCompileReport(const session::CompiledModel &model,
                                 llvm::raw_ostream &os) {
   const codegen::CompileReport &report = model.stats.report;
   os << "compile report: " << report.kernels.size() << " kernels compiled ("
-     << (model.disk ? "disk cache" : "JIT") << ", " << model.stats.cacheHits
+     << (model.disk ? "objects linked" : "JIT") << ", " << model.stats.cacheHits
      << " loaded from the cache) on " << model.stats.jobs << " threads\n";
   if (report.kernels.empty())
     return;

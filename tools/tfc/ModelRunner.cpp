@@ -41,8 +41,9 @@ void driver::addCacheOptions(CLI::App &command, CacheOptions &options) {
                      "Threads that compile kernels (default: one per "
                      "hardware thread)");
   command.add_flag("--no-cache", options.disabled,
-                   "Compile every kernel in process (Halide JIT); read and "
-                   "write no cache");
+                   "Compile every kernel, read and write no cache (objects "
+                   "linked in a temporary folder; Halide's JIT without a C "
+                   "compiler)");
   command.add_flag("--compile-report", options.report,
                    "Print where each compiled kernel's time went (Halide "
                    "lowering, LLVM code generation, threads) to stderr");
