@@ -243,6 +243,8 @@ llvm::Error session::compileKernels(CompiledModel &model,
     return llvm::createStringError("compiling kernels needs a planned model");
   auto start = std::chrono::steady_clock::now();
   model.stats.jobs = codegen::compileJobs(options.jobs);
+  // The report is of this call's compiles (stats.compiled etc. add up).
+  model.stats.report = codegen::CompileReport();
   model.stats.report.start = start;
   std::string temporary = openDiskCache(model, options.cache);
   std::vector<size_t> needed;

@@ -87,8 +87,8 @@ struct CompileStats {
   std::string cacheProblem;
   /// Threads the kernels compiled on (codegen::compileJobs of the option).
   unsigned jobs = 0;
-  /// Where the time of each kernel compiled here went, when
-  /// CompileOptions::report asks for it (--compile-report).
+  /// Where the time of each kernel compiled by the last compileKernels went,
+  /// when CompileOptions::report asks for it (--compile-report).
   codegen::CompileReport report;
 };
 
