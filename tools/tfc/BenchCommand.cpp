@@ -1,7 +1,7 @@
 //===- BenchCommand.cpp - tfc bench: time a model's entry -----------------===//
 //
-// Compiles the model like `tfc run` (Halide JIT, random weights drawn with
-// seed 0), after the optimization pipeline (fusion; --no-fusion and
+// Compiles the model like `tfc run` (disk-cached kernels, random weights drawn
+// with seed 0), after the optimization pipeline (fusion; --no-fusion and
 // --disable-pass as for the other commands), makes inputs of the requested
 // sizes (random valid token ids, all-true padding masks, causal target
 // masks, random f32 tensors), runs `--warmup` untimed iterations and then
@@ -992,7 +992,7 @@ int runBench(const BenchOptions &options) {
 CommandRunner driver::registerBenchCommand(CLI::App &app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App *command = app.add_subcommand(
-      "bench", "Time one entry of a model (Halide JIT, random weights): "
+      "bench", "Time one entry of a model (disk-cached kernels, random weights): "
                "median/min/max ms and GFLOP/s");
   addModelOptions(*command, options->model);
   addPipelineOptions(*command, options->model);

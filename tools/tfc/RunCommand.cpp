@@ -1,8 +1,8 @@
 //===- RunCommand.cpp - tfc run: execute a model on real inputs -----------===//
 //
-// Compiles the model in process (Halide JIT), loads a checkpoint or random
-// weights, runs one entry and prints every output's shape and first values;
-// --output writes them to .safetensors or .npy.
+// Compiles the model in process (kernels from the disk cache), loads a
+// checkpoint or random weights, runs one entry and prints every output's shape
+// and first values; --output writes them to .safetensors or .npy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -184,7 +184,8 @@ int runRun(const RunOptions &options) {
 CommandRunner driver::registerRunCommand(CLI::App &app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App *command = app.add_subcommand(
-      "run", "Compile a model in process (Halide JIT) and run one entry");
+      "run", "Compile a model in process (kernels from the disk cache) and run "
+             "one entry");
   addModelOptions(*command, options->model);
   addPipelineOptions(*command, options->model);
   addWeightOptions(*command, options->weights);
