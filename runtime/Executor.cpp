@@ -396,13 +396,6 @@ struct Executor::Impl {
   /// BoundBuffers that runs released, for later steps and runs to reuse.
   std::vector<std::unique_ptr<BoundBuffer>> spareBuffers;
 
-  /// create() bound every Param value of every entry; runPrologue drops
-  /// only those no remaining step reads, so callers that bind a step's
-  /// inputs never miss (find, not at(): no exceptions in the runtime).
-  BoundBuffer &param(const std::string &name) {
-    return *params.find(name)->second;
-  }
-
   ~Impl() {
     if (!options.deviceFree)
       return;
@@ -426,6 +419,11 @@ struct Executor::Impl {
   /// How value `id` of entry `e` is named among the model's values
   /// ("p:NAME", "c:INDEX", a precomputed key), or empty for a run's value.
   std::string modelKey(size_t e, int32_t id) const;
+  /// The buffer of a model value: parameter `value`, a constant, or the
+  /// precomputed result named `precomputedKey`; null for a run's value or
+  /// one the prologue dropped.
+  BoundBuffer *modelValue(const PlanValue &value,
+                          const std::string &precomputedKey) const;
   std::vector<PrologueCall> planPrologue();
   std::set<std::string> keysRunsRead() const;
   Status runPrologueCall(const PrologueCall &call, PrologueBlocks &blocks);
@@ -557,21 +555,26 @@ void Executor::Impl::tabulateModelBuffers() {
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const PlanEntry &entry = plan.entries[e];
     for (size_t id = 0; id < entry.values.size(); ++id) {
-      const PlanValue &value = entry.values[id];
-      BoundBuffer *bound = nullptr;
-      if (value.kind == PlanValue::Kind::Param) {
-        auto it = params.find(value.name);
-        bound = it == params.end() ? nullptr : it->second.get();
-      } else if (value.kind == PlanValue::Kind::Constant) {
-        bound = constants[static_cast<size_t>(value.index)].get();
-      } else if (!precomputedKeys[e][id].empty()) {
-        auto it = precomputed.find(precomputedKeys[e][id]);
-        bound = it == precomputed.end() ? nullptr : it->second.get();
-      }
-      if (bound)
+      if (BoundBuffer *bound =
+              modelValue(entry.values[id], precomputedKeys[e][id]))
         modelBuffers[e].emplace_back(id, &bound->buffer);
     }
   }
+}
+
+BoundBuffer *
+Executor::Impl::modelValue(const PlanValue &value,
+                           const std::string &precomputedKey) const {
+  if (value.kind == PlanValue::Kind::Param) {
+    auto it = params.find(value.name);
+    return it == params.end() ? nullptr : it->second.get();
+  }
+  if (value.kind == PlanValue::Kind::Constant)
+    return constants[static_cast<size_t>(value.index)].get();
+  if (precomputedKey.empty())
+    return nullptr;
+  auto it = precomputed.find(precomputedKey);
+  return it == precomputed.end() ? nullptr : it->second.get();
 }
 
 std::string Executor::Impl::modelKey(size_t e, int32_t id) const {
@@ -652,14 +655,11 @@ Status Executor::Impl::runPrologueCall(const PrologueCall &call,
   const PlanEntry &entry = plan.entries[call.entry];
   const PlanStep &step = entry.steps[call.step];
   std::vector<void *> args;
-  for (int32_t in : step.inputs) {
-    const PlanValue &v = entry.values[static_cast<size_t>(in)];
-    args.push_back(v.kind == PlanValue::Kind::Param ? &param(v.name).buffer
-                   : v.kind == PlanValue::Kind::Constant
-                       ? &constants[static_cast<size_t>(v.index)]->buffer
-                       : &precomputed.find(modelKey(call.entry, in))
-                              ->second->buffer);
-  }
+  // planPrologue only lists steps whose inputs are all model values.
+  for (int32_t in : step.inputs)
+    args.push_back(&modelValue(entry.values[static_cast<size_t>(in)],
+                               modelKey(call.entry, in))
+                        ->buffer);
   std::vector<std::unique_ptr<BoundBuffer>> outs;
   for (int32_t out : step.outputs) {
     const PlanValue &v = entry.values[static_cast<size_t>(out)];
@@ -1265,7 +1265,6 @@ struct Executor::Run {
   bool hostViewable(size_t in) const;
   Status allocateOutputs(const PlanStep &step);
   void releaseAfter(const PlanStep &step);
-  const Tensor &storedTensor(const PlanValue &value, size_t id) const;
   Expected<std::vector<Tensor>> collectOutputs();
 };
 
@@ -1346,16 +1345,6 @@ void Executor::Run::bindModelValues() {
     state.buffers[id] = buffer;
 }
 
-/// The tensor of a weight, constant or precomputed value.
-const Tensor &Executor::Run::storedTensor(const PlanValue &value,
-                                          size_t id) const {
-  if (value.kind == PlanValue::Kind::Param)
-    return impl.param(value.name).tensor;
-  if (value.kind == PlanValue::Kind::Constant)
-    return impl.constants[static_cast<size_t>(value.index)]->tensor;
-  return impl.precomputed.find(precomputedKeys[id])->second->tensor;
-}
-
 void Executor::Run::releaseAfter(const PlanStep &step) {
   for (int32_t r : step.release) {
     size_t id = static_cast<size_t>(r);
@@ -1373,11 +1362,8 @@ void Executor::Run::releaseAfter(const PlanStep &step) {
 const Tensor *Executor::Run::memoryOf(size_t in) const {
   if (state.owned[in])
     return &state.owned[in]->tensor;
-  const PlanValue &src = entry.values[in];
-  bool stored = src.kind == PlanValue::Kind::Param ||
-                src.kind == PlanValue::Kind::Constant ||
-                !precomputedKeys[in].empty();
-  return stored ? &storedTensor(src, in) : nullptr;
+  BoundBuffer *stored = impl.modelValue(entry.values[in], precomputedKeys[in]);
+  return stored ? &stored->tensor : nullptr;
 }
 
 /// Binds `bound` as value `id`, a view of value `in`'s memory: it counts
@@ -1581,14 +1567,13 @@ Expected<std::vector<Tensor>> Executor::Run::collectOutputs() {
       outputs.push_back(copy.take());
       continue;
     }
-    bool owned = value.kind == PlanValue::Kind::Input || modelMemory[id];
     if (value.kind == PlanValue::Kind::Temp && precomputedKeys[id].empty() &&
         !modelMemory[id]) {
       outputs.push_back(state.owned[id]->tensor);
       continue;
     }
-    Expected<Tensor> copy =
-        (owned ? state.owned[id]->tensor : storedTensor(value, id)).clone();
+    // An input, model memory or a view of either: a copy.
+    Expected<Tensor> copy = memoryOf(id)->clone();
     if (!copy)
       return fail("output '" + entry.outputNames[i] + "': " + copy.message());
     outputs.push_back(copy.take());
