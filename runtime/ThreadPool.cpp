@@ -81,7 +81,19 @@ public:
     return *pool;
   }
 
-  int threads() const { return desired; }
+  int threads() const { return desired.load(std::memory_order_relaxed); }
+
+  int setThreads(int n) {
+    std::lock_guard<std::mutex> runLock(runMutex);
+    int old = desired.load();
+    {
+      // Under the mutex that surplus workers park on (see parkWhileSurplus).
+      std::lock_guard<std::mutex> lock(sleepMutex);
+      desired.store(n > 0 ? n : defaultThreads());
+    }
+    resized.notify_all();
+    return old;
+  }
 
   int run(Job &job) {
     std::lock_guard<std::mutex> runLock(runMutex);
@@ -108,13 +120,16 @@ public:
   }
 
 private:
-  Pool() {
+  Pool() : desired(defaultThreads()) {}
+
+  /// HL_NUM_THREADS, else one per hardware thread (as Halide's pool).
+  static int defaultThreads() {
     int n = 0;
     if (const char *env = std::getenv("HL_NUM_THREADS"))
       n = std::atoi(env);
     if (n <= 0)
       n = static_cast<int>(std::thread::hardware_concurrency());
-    desired = n > 0 ? n : 1;
+    return n > 0 ? n : 1;
   }
 
   /// Spins until `done()`, yielding the core now and then (a worker that
@@ -127,20 +142,34 @@ private:
     }
   }
 
+  /// Starts workers up to desired - 1 (the caller is the last thread), once
+  /// per thread count: after a failed pthread_create the pool runs with the
+  /// workers it has.
   void startWorkers() {
-    if (started)
+    int want = desired.load();
+    if (startedFor == want)
       return;
-    started = true;
-    for (int i = 1; i < desired; ++i) {
+    startedFor = want;
+    for (; workers < want - 1; ++workers) {
       pthread_t thread;
-      if (pthread_create(&thread, nullptr, &Pool::workerMain, this) != 0)
-        break; // run with the workers there are
+      auto *start = new WorkerStart{this, workers + 1};
+      if (pthread_create(&thread, nullptr, &Pool::workerMain, start) != 0) {
+        delete start;
+        break;
+      }
       pthread_detach(thread);
     }
   }
 
-  static void *workerMain(void *pool) {
-    static_cast<Pool *>(pool)->workerLoop();
+  struct WorkerStart {
+    Pool *pool;
+    int index; // 1, 2, ...: the caller is thread 0
+  };
+
+  static void *workerMain(void *arg) {
+    WorkerStart start = *static_cast<WorkerStart *>(arg);
+    delete static_cast<WorkerStart *>(arg);
+    start.pool->workerLoop(start.index);
     return nullptr;
   }
 
@@ -160,12 +189,25 @@ private:
     }
   }
 
-  [[noreturn]] void workerLoop() {
+  /// A worker beyond the thread count (setThreads lowered it) sleeps until
+  /// the count covers it again; it is not woken by loops.
+  void parkWhileSurplus(int index) {
+    std::unique_lock<std::mutex> lock(sleepMutex);
+    resized.wait(lock, [&] { return index < desired.load(); });
+  }
+
+  [[noreturn]] void workerLoop(int index) {
     tInsideLoop = true;
     uint64_t seen = 0;
     for (;;) {
+      if (index >= desired.load()) {
+        parkWhileSurplus(index);
+        seen = generation.load();
+      }
       awaitGeneration(seen);
       seen = generation.load();
+      if (index >= desired.load())
+        continue; // resized while it waited
       busy.fetch_add(1);
       if (Job *job = current.load())
         work(*job);
@@ -173,11 +215,12 @@ private:
     }
   }
 
-  int desired = 1;
-  bool started = false;     // guarded by runMutex
-  std::mutex runMutex;      // one loop at a time
-  std::mutex sleepMutex;    // with `wake`: workers that stopped spinning
-  std::condition_variable wake;
+  std::atomic<int> desired;
+  int startedFor = 0;       // guarded by runMutex: desired at the last start
+  int workers = 0;          // guarded by runMutex: workers started
+  std::mutex runMutex;      // one loop (or resize) at a time
+  std::mutex sleepMutex;    // with `wake` and `resized`: sleeping workers
+  std::condition_variable wake, resized;
   std::atomic<uint64_t> generation{0};
   std::atomic<Job *> current{nullptr};
   std::atomic<int> busy{0};
@@ -204,5 +247,7 @@ int parallelFor(void *userContext, ParallelTask task, int min, int size,
   job.closure = closure;
   return Pool::get().run(job);
 }
+
+int setParallelThreads(int n) { return Pool::get().setThreads(n); }
 
 } // namespace tfc::rt

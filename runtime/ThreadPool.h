@@ -3,7 +3,9 @@
 // tfc's replacement for the thread pool of Halide's runtime: the kernels'
 // parallel loops (halide_do_par_for) run here once the runtime is told so
 // (halide_set_custom_do_par_for; session/KernelDiskCache.cpp does it when it
-// loads the runtime).
+// loads the runtime). Folders that `tfc emit` writes use it too: their
+// runtime shim (codegen/aot/AotHalideShim.cpp) forwards halide_do_par_for
+// and halide_set_num_threads here, and the folder ships this library.
 //
 // Why: a model at M = 32 (Transformer base) is ~300 parallel loops of tens
 // of microseconds each per run. Halide's workers sleep on a condition
@@ -14,7 +16,9 @@
 // that follow each other closely start on all threads at once.
 //
 // The number of threads (the caller included) is HL_NUM_THREADS, else one
-// per hardware thread, read once at the first loop, as Halide's pool does.
+// per hardware thread, read once at the first loop, as Halide's pool does;
+// setParallelThreads changes it (workers beyond the count sleep until it
+// covers them again).
 // One loop runs at a time: callers on several threads take turns. A loop
 // started inside a task runs serially on that thread.
 //
@@ -35,6 +39,12 @@ using ParallelTask = int (*)(void *userContext, int index, uint8_t *closure);
 /// then skipped). halide_do_par_for's contract and signature.
 int parallelFor(void *userContext, ParallelTask task, int min, int size,
                 uint8_t *closure);
+
+/// Sets the number of threads (the caller included) of the loops that start
+/// afterwards and returns the previous number; `n` <= 0 restores the default
+/// (HL_NUM_THREADS, else one per hardware thread). halide_set_num_threads's
+/// contract, except that it leaves negative counts to its caller.
+int setParallelThreads(int n);
 
 } // namespace tfc::rt
 

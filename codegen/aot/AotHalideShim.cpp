@@ -4,8 +4,10 @@
 // That code calls a small set of runtime functions (`nm -u` on it lists
 // them): memory (halide_malloc/free), the thread pool (halide_do_par_for)
 // and one reporter per error kind (halide_error_bad_type, ...). This file
-// provides them with nothing but the C++17 standard library, so an emitted
-// folder builds with a plain C++ compiler: no Halide, no LLVM.
+// provides them with the C++17 standard library and, for the thread pool,
+// tfc's own (runtime/ThreadPool.h, in the libtfc_runtime.a that the folder
+// ships), so an emitted folder builds with a plain C++ compiler: no Halide,
+// no LLVM.
 //
 // tfc copies this file verbatim into the folder it emits (as
 // halide_runtime_shim.cpp); the build also compiles it, so it cannot rot.
@@ -20,19 +22,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "HalideRuntime.h"
+#include "runtime/ThreadPool.h"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 namespace {
 
@@ -98,162 +97,6 @@ std::string typeName(uint32_t bits) {
 }
 
 //===----------------------------------------------------------------------===//
-// Thread pool
-//===----------------------------------------------------------------------===//
-
-/// One halide_do_par_for call. Lives on the caller's stack; workers hold a
-/// pointer only while `active` counts them, and the caller waits for them
-/// to let go before returning.
-struct Job {
-  halide_task_t task;
-  void *userContext;
-  int min;
-  int size;
-  uint8_t *closure;
-  std::atomic<int> next{0};
-  std::atomic<int> finished{0};
-  std::atomic<int> result{0};
-  int active = 0; // guarded by ThreadPool::mutex
-};
-
-/// Runs tasks of `job` until none is left. Once a task fails, the remaining
-/// ones are skipped (but counted), as Halide's pool does.
-void work(Job &job) {
-  for (;;) {
-    int i = job.next.fetch_add(1);
-    if (i >= job.size)
-      return;
-    if (job.result.load() == 0) {
-      int rc = job.task(job.userContext, job.min + i, job.closure);
-      if (rc != 0) {
-        int expected = 0;
-        job.result.compare_exchange_strong(expected, rc);
-      }
-    }
-    job.finished.fetch_add(1);
-  }
-}
-
-/// Set in pool workers and in a caller while it runs its share: a nested
-/// parallel loop then runs serially instead of waiting on a pool that is
-/// busy with its parent (which would deadlock).
-thread_local bool tInsideParallelLoop = false;
-
-class ThreadPool {
-public:
-  ThreadPool() {
-    int threads = 0;
-    if (const char *env = std::getenv("HL_NUM_THREADS"))
-      threads = std::atoi(env);
-    if (threads <= 0)
-      threads = static_cast<int>(std::thread::hardware_concurrency());
-    desired = threads > 0 ? threads : 1;
-  }
-
-  ~ThreadPool() { shutdown(); }
-
-  int setThreads(int n) {
-    std::lock_guard<std::mutex> runLock(runMutex);
-    int old = desired;
-    if (n == 0)
-      n = static_cast<int>(std::thread::hardware_concurrency());
-    desired = n > 0 ? n : 1;
-    stopWorkers();
-    return old;
-  }
-
-  void shutdown() {
-    std::lock_guard<std::mutex> runLock(runMutex);
-    stopWorkers();
-  }
-
-  int run(Job &job) {
-    // One parallel loop at a time: callers on several threads take turns.
-    std::lock_guard<std::mutex> runLock(runMutex);
-    if (desired <= 1)
-      return runSerially(job);
-    startWorkers();
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      current = &job;
-      ++generation;
-    }
-    wake.notify_all();
-    tInsideParallelLoop = true;
-    work(job);
-    tInsideParallelLoop = false;
-    std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [&] {
-      return job.finished.load() == job.size && job.active == 0;
-    });
-    current = nullptr;
-    return job.result.load();
-  }
-
-  static int runSerially(Job &job) {
-    for (int i = 0; i < job.size; ++i)
-      if (int rc = job.task(job.userContext, job.min + i, job.closure))
-        return rc;
-    return 0;
-  }
-
-private:
-  void startWorkers() {
-    if (!workers.empty())
-      return;
-    stopping = false;
-    for (int i = 1; i < desired; ++i)
-      workers.emplace_back([this] { workerLoop(); });
-  }
-
-  void stopWorkers() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    for (std::thread &worker : workers)
-      worker.join();
-    workers.clear();
-  }
-
-  void workerLoop() {
-    tInsideParallelLoop = true;
-    uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex);
-    for (;;) {
-      wake.wait(lock,
-                [&] { return stopping || (current && generation != seen); });
-      if (stopping)
-        return;
-      seen = generation;
-      Job *job = current;
-      ++job->active;
-      lock.unlock();
-      work(*job);
-      lock.lock();
-      --job->active;
-      if (job->active == 0)
-        done.notify_all();
-    }
-  }
-
-  std::mutex runMutex; // serializes run(), setThreads() and shutdown()
-  std::mutex mutex;    // guards everything below
-  std::condition_variable wake, done;
-  std::vector<std::thread> workers;
-  Job *current = nullptr;
-  uint64_t generation = 0;
-  bool stopping = false;
-  int desired = 1;
-};
-
-ThreadPool &pool() {
-  static ThreadPool instance;
-  return instance;
-}
-
-//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 
@@ -313,27 +156,19 @@ void halide_free(void *, void *ptr) {
 
 int halide_do_par_for(void *userContext, halide_task_t task, int min, int size,
                       uint8_t *closure) {
-  if (size <= 0)
-    return 0;
-  Job job;
-  job.task = task;
-  job.userContext = userContext;
-  job.min = min;
-  job.size = size;
-  job.closure = closure;
-  if (size == 1 || tInsideParallelLoop)
-    return ThreadPool::runSerially(job);
-  return pool().run(job);
+  return tfc::rt::parallelFor(userContext, task, min, size, closure);
 }
 
 int halide_set_num_threads(int n) {
   if (n < 0)
     return report(nullptr, halide_error_code_generic_error,
                   "halide_set_num_threads: %d is negative", n);
-  return pool().setThreads(n);
+  return tfc::rt::setParallelThreads(n);
 }
 
-void halide_shutdown_thread_pool() { pool().shutdown(); }
+// tfc's pool keeps its workers until the process ends; idle ones sleep on a
+// condition variable, so there is nothing to release.
+void halide_shutdown_thread_pool() {}
 
 int64_t halide_current_time_ns(void *) {
   return static_cast<int64_t>(

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -85,6 +87,46 @@ TEST_F(ThreadPoolTest, CallersOnSeveralThreads) {
   EXPECT_EQ(failures.load(), 0);
   for (auto &count : counts)
     EXPECT_EQ(count.load(), 900);
+}
+
+/// Records the threads that ran a task.
+struct ThreadSet {
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+};
+
+int recordThread(void *userContext, int, uint8_t *) {
+  auto &threads = *static_cast<ThreadSet *>(userContext);
+  std::lock_guard<std::mutex> lock(threads.mutex);
+  threads.ids.insert(std::this_thread::get_id());
+  return 0;
+}
+
+/// The threads that ran the tasks of `rounds` loops of 64 tasks.
+std::set<std::thread::id> threadsOfLoops(int rounds) {
+  ThreadSet threads;
+  for (int round = 0; round < rounds; ++round)
+    EXPECT_EQ(parallelFor(&threads, recordThread, 0, 64, nullptr), 0);
+  return threads.ids;
+}
+
+TEST_F(ThreadPoolTest, SetThreads) {
+  // Start the four threads, then lower and raise the count: a loop never
+  // runs on more threads than the count, and with 1 only on the caller.
+  EXPECT_LE(threadsOfLoops(10).size(), 4u);
+  EXPECT_EQ(setParallelThreads(1), 4);
+  std::set<std::thread::id> one = threadsOfLoops(10);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(*one.begin(), std::this_thread::get_id());
+  EXPECT_EQ(setParallelThreads(2), 1);
+  EXPECT_LE(threadsOfLoops(50).size(), 2u);
+  // 0 is the default: HL_NUM_THREADS (4).
+  EXPECT_EQ(setParallelThreads(0), 2);
+  EXPECT_EQ(setParallelThreads(4), 4);
+  std::vector<std::atomic<int>> counts(64);
+  ASSERT_EQ(parallelFor(&counts, countIndex, 0, 64, nullptr), 0);
+  for (auto &count : counts)
+    EXPECT_EQ(count.load(), 1);
 }
 
 } // namespace
