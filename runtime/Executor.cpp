@@ -233,16 +233,10 @@ public:
 
   /// An uninitialized tensor of `dtype` and `shape` in a pooled block.
   Expected<Tensor> allocate(DType dtype, const Shape &shape) {
-    Expected<size_t> bytes = checkedByteSize(dtype, shape);
-    if (!bytes)
-      return bytes.status();
-    size_t size = (*bytes + Tensor::kAlignment - 1) / Tensor::kAlignment *
-                  Tensor::kAlignment;
-    if (size < *bytes)
-      return Status::error("cannot allocate " + typeToString(dtype, shape) +
-                           ": too large");
-    if (size == 0)
-      size = Tensor::kAlignment;
+    Expected<size_t> aligned = Tensor::alignedBytesFor(dtype, shape);
+    if (!aligned)
+      return aligned.status();
+    const size_t size = *aligned;
     void *block = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -256,7 +250,7 @@ public:
       block = std::aligned_alloc(Tensor::kAlignment, size);
     if (!block)
       return Status::error("out of memory allocating " +
-                           std::to_string(*bytes) + " bytes for " +
+                           std::to_string(size) + " bytes for " +
                            typeToString(dtype, shape));
     std::weak_ptr<BlockPool> pool = weak_from_this();
     std::shared_ptr<const void> owner(block, [pool, size](const void *p) {

@@ -108,9 +108,8 @@ MappedFile::open(const std::string &path, uint64_t maxBytes) {
   if (size == 0)
     return file;
   // Tensor storage (allocateBlock: 64-byte aligned, huge pages when large).
-  size_t rounded = (size + Tensor::kAlignment - 1) / Tensor::kAlignment *
-                   Tensor::kAlignment;
-  void *block = allocateBlock(rounded);
+  size_t rounded = Tensor::alignUp(size);
+  void *block = rounded ? allocateBlock(rounded) : nullptr;
   if (!block)
     return Status::error(path + ": out of memory reading the file (" +
                          std::to_string(size) + " bytes)");

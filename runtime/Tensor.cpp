@@ -282,30 +282,26 @@ void *allocateBlock(size_t bytes) {
   return p;
 }
 
-/// What allocate() asks allocateBlock for: the byte size rounded up to
-/// Tensor::kAlignment (std::aligned_alloc needs a multiple of it), and a
-/// whole alignment unit for an empty tensor, so that data() is never null.
-static Expected<size_t> alignedBytes(DType dtype, const Shape &shape) {
+Expected<size_t> Tensor::alignedBytesFor(DType dtype, const Shape &shape) {
   Expected<size_t> bytes = checkedByteSize(dtype, shape);
   if (!bytes)
     return bytes.status();
-  const size_t a = Tensor::kAlignment;
-  size_t rounded = std::max((*bytes + a - 1) / a * a, a);
-  if (rounded < *bytes || blockBytes(rounded) == 0) // Wrapped around.
+  size_t rounded = *bytes == 0 ? kAlignment : alignUp(*bytes);
+  if (rounded == 0 || blockBytes(rounded) == 0) // Wrapped around.
     return Status::error("cannot allocate " + typeToString(dtype, shape) +
                          ": too large");
   return rounded;
 }
 
 Expected<size_t> Tensor::storageBytesFor(DType dtype, const Shape &shape) {
-  Expected<size_t> rounded = alignedBytes(dtype, shape);
+  Expected<size_t> rounded = alignedBytesFor(dtype, shape);
   if (!rounded)
     return rounded;
   return blockBytes(*rounded);
 }
 
 Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
-  Expected<size_t> rounded = alignedBytes(dtype, shape);
+  Expected<size_t> rounded = alignedBytesFor(dtype, shape);
   if (!rounded)
     return rounded.status();
   size_t size = *checkedByteSize(dtype, shape);
@@ -329,8 +325,7 @@ Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
 Expected<Tensor> Tensor::zeros(DType dtype, Shape shape) {
   Expected<Tensor> t = allocate(dtype, std::move(shape));
   if (t) // The block's 64-byte-aligned part that the tensor uses.
-    std::memset(t->base, 0,
-                (t->byteSize() + kAlignment - 1) / kAlignment * kAlignment);
+    std::memset(t->base, 0, alignUp(t->byteSize()));
   return t;
 }
 

@@ -135,6 +135,20 @@ public:
   /// Alignment of owned buffers, in bytes.
   static constexpr size_t kAlignment = 64;
 
+  /// `bytes` rounded up to a multiple of kAlignment; 0 when that overflows.
+  static constexpr size_t alignUp(size_t bytes) {
+    return bytes > SIZE_MAX - (kAlignment - 1)
+               ? 0
+               : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
+
+  /// The aligned block that holds a tensor of `dtype` and `shape` (what
+  /// allocate() and the executor's pool ask for): its byte size rounded up
+  /// to kAlignment (std::aligned_alloc needs a multiple of it), and one
+  /// whole unit for an empty tensor, so that data() is never null. An error
+  /// for an invalid shape or one too large to allocate.
+  static Expected<size_t> alignedBytesFor(DType dtype, const Shape &shape);
+
   /// A null tensor: no dtype meaning, no storage. isNull() is true. Useful as
   /// a placeholder; every factory below returns a non-null tensor.
   Tensor() = default;

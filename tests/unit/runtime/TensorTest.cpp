@@ -357,6 +357,13 @@ TEST(Tensor, AllocateAndReuseStorage) {
   // Huge blocks are whole 2 MiB pages.
   EXPECT_EQ(*Tensor::storageBytesFor(DType::F32, {768, 769}), 4u << 20);
   EXPECT_EQ(*Tensor::storageBytesFor(DType::F32, {0}), 64u);
+  // Before the huge-page rounding: the aligned block the executor's pool
+  // allocates.
+  EXPECT_EQ(*Tensor::alignedBytesFor(DType::F32, {768, 769}), 2362368u);
+  EXPECT_EQ(*Tensor::alignedBytesFor(DType::F32, {0}), 64u);
+  EXPECT_EQ(*Tensor::alignedBytesFor(DType::I8, {65}), 128u);
+  EXPECT_EQ(Tensor::alignUp(64), 64u);
+  EXPECT_EQ(Tensor::alignUp(SIZE_MAX - 10), 0u); // overflows
 
   const void *block = t->data();
   Tensor copy = *t;
