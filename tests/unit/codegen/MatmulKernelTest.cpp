@@ -483,6 +483,12 @@ INSTANTIATE_TEST_SUITE_P(
         PanelCase{"NineRowsTiled", "?x?x64", {3, 3, 64}, 64, 100, false,
                   false, false},
         PanelCase{"LongK", "?x768", {20, 768}, 768, 144, true, false, true},
+        // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
+        // is not a multiple of it (the last tile shifted inwards).
+        PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
+                  false},
+        PanelCase{"TransposedKTail", "?x40", {9, 40}, 40, 50, true, false,
+                  false},
         // bf16 panels (pairs of K): tiles with vdpbf16ps, and the GEMV.
         PanelCase{"Bf16ExactPanels", "16x32", {16, 32}, 32, 96, false, true,
                   false},
