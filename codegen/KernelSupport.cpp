@@ -217,9 +217,16 @@ void gpuTileStage(Stage stage, const std::vector<Var> &vars) {
   }
   std::vector<Var> outerVars(vars.rbegin() + 1, vars.rend());
   Var outer = fuseAll(stage, outerVars, "rows");
+  // Blocks of 64 x 4 threads. The rows' blocks go to the grid's x dimension
+  // (up to 2^31 - 1 blocks; y takes at most 65535): GPT-2's tied head in
+  // panels, [1048, 768, 48], has 804,864 rows, and the innermost axis is
+  // the short one. (Halide numbers block loops from the innermost out.)
   Var bx("bx"), by("by"), tx("tx"), ty("ty");
-  stage.gpu_tile(inner, outer, bx, by, tx, ty, 64, 4,
-                 TailStrategy::GuardWithIf);
+  stage.split(inner, bx, tx, 64, TailStrategy::GuardWithIf)
+      .split(outer, by, ty, 4, TailStrategy::GuardWithIf)
+      .reorder(tx, ty, by, bx)
+      .gpu_threads(tx, ty)
+      .gpu_blocks(by, bx);
 }
 
 void schedulePointwise(const KernelContext &ctx, Func f,

@@ -4,6 +4,8 @@
 #   .device/bin/MODEL        bench/device/runner.cpp linked with the model's
 #                            `tfc compile --target cuda` library (needs only
 #                            libcuda at run time), stripped
+#   .device/bin/emit-MODEL   the same runner built by the C++ compiler alone
+#                            from `tfc emit --target cuda` sources (emit: cases)
 #   .device/refs/CASE.safetensors  tfc's CPU results for each random-weight
 #                            case of scripts/device/models.txt (the same runner
 #                            linked with the `--target host` library)
@@ -34,6 +36,10 @@ while read -r case tfm entry a b c; do
   [[ -z "$case" || "$case" == \#* ]] && continue
   selected "$@" || continue
   model=$(basename "$tfm" .tfm)
+  if [[ "$case" == emit:* ]]; then
+    runner emit-cuda "$tfm" "$dest/bin/emit-$model"
+    continue
+  fi
   runner cuda "$tfm" "$dest/bin/$model"
   [[ "$case" == fixture:* ]] && continue
   runner host "$tfm" "$work/bin-host/$model"

@@ -7,7 +7,8 @@
 #            (fixtures), max abs error <= 1e-4; then compute-sanitizer
 #            memcheck of BERT-base b1
 #   time     tfc's median/min/max ms per case (20 runs after 3 warm-ups)
-#   profile  per-kernel GPU times of BERT-base b8 and GPT-2 prefill (ncu)
+#   profile  per-kernel GPU times (ncu) of BERT-base b1 and b8, GPT-2
+#            prefill and one decode step
 #   peer     PyTorch CUDA, eager and torch.compile, same shapes
 #            (bench/device/torch_peer.py)
 # Results go to stdout and $OUT/MODE.txt (the device tool brings $OUT back).
@@ -28,6 +29,10 @@ cases() { grep -v '^#' scripts/device/models.txt | grep -v '^ *$'; }
 run_case() { # CASE TFM ENTRY (BATCH SEQ PAST | EXPECT) [runner args...]
   local case=$1 tfm=$2 entry=$3
   local bin=$dev/bin/$(basename "$tfm" .tfm)
+  if [[ "$case" == emit:* ]]; then
+    bin=$dev/bin/emit-$(basename "$tfm" .tfm)
+    case=fixture:${case#emit:}
+  fi
   if [[ "$case" == fixture:* ]]; then
     local f=tests/fixtures/${case#fixture:}.safetensors expect=()
     [ "$4" != - ] && expect=(--expect "$4")
@@ -55,19 +60,20 @@ check)
   ;;
 time)
   while read -r line; do
-    [[ "$line" == fixture:* ]] && continue
+    [[ "$line" == fixture:* || "$line" == emit:* ]] && continue
     run_case $line --repeat 20 --warmup 3 --tolerance 1e30 \
       || fails=$((fails + 1))
   done < <(cases)
   ;;
 profile)
-  for spec in "bert-base encode 8 128 0" "gpt2-small prefill 1 128 0"; do
+  for spec in "bert-base encode 1 128 0" "bert-base encode 8 128 0" \
+    "gpt2-small prefill 1 128 0" "gpt2-small decode 1 1 128"; do
     set -- $spec
-    echo "== ncu: $1 $2 batch $3 seq $4"
+    echo "== ncu: $1 $2 batch $3 seq $4 past $5"
     ncu --metrics gpu__time_duration.sum --csv --print-units base \
       $dev/bin/$1 --entry $2 --batch $3 --seq $4 --past $5 \
-      >"$out/ncu-$1-$2.csv" || fails=$((fails + 1))
-    python3 bench/device/ncu_summary.py "$out/ncu-$1-$2.csv"
+      >"$out/ncu-$1-$2-b$3.csv" || fails=$((fails + 1))
+    python3 bench/device/ncu_summary.py "$out/ncu-$1-$2-b$3.csv"
   done
   ;;
 peer)
