@@ -1,13 +1,15 @@
 //===- GpuSchedules.cpp - GPU schedules of the kernel families ------------===//
 //
-// Matmul / linear: a block computes a kMatmulTile^2 tile of the result with
-// kMatmulThreads^2 threads, each a kMatmulMicro^2 register tile (the
-// accumulator `prod`, computed per thread, fully unrolled: 16 registers).
-// K runs in steps of kMatmulKUnroll unrolled rank-1 updates; B's row of 4
-// columns is one 4-wide vector load. A and B are read from global memory
-// through the L1 cache, which the block's threads share (16 threads read
-// each element of A's and B's slices). The epilogue (bias, activation) is
-// inlined into the store of the micro-tile.
+// Matmul / linear: a block computes a 32 x 64 tile of the result with
+// 16 x 8 threads, each a 4 x 4 register tile (the accumulator `prod`,
+// computed per thread, fully unrolled: 16 registers). K runs in steps of
+// kMatmulKUnroll unrolled rank-1 updates; per step a thread loads its 4 rows
+// of A for the kMatmulKUnroll values of K as one 4-wide vector each
+// (`aRows`, in registers; A is declared dense so that Halide can prove the
+// alignment) and B's row of 4 columns as one 4-wide vector. A and B are
+// read from global memory through the L1 cache, which the block's threads
+// share (16 threads read each element of A's slice, 8 each of B's). The
+// epilogue (bias, activation) is inlined into the store of the micro-tile.
 //
 // Why not shared-memory staging: Halide 14 keeps an accumulator computed at
 // the block level (the only level where a K loop could contain the block's
@@ -45,15 +47,6 @@ namespace tfc::codegen::detail::gpu {
 // Matmul
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Splits `v` of `stage` into kMatmulThreads threads of kMatmulMicro
-/// consecutive points each: v = thread * micro + r.
-void microSplit(Stage stage, const VarOrRVar &v, const Var &thread,
-                const Var &r) {
-  stage.split(v, thread, r, kMatmulMicro, TailStrategy::GuardWithIf);
-}
-
-} // namespace
 
 void scheduleMatmul(MatmulStages s) {
   int rank = static_cast<int>(s.vars.size());
@@ -63,10 +56,11 @@ void scheduleMatmul(MatmulStages s) {
 
   Var nb("nb"), mb("mb"), ni("ni"), mi("mi"), tx("tx"), ty("ty"), nr("nr"),
       mr("mr");
-  out.tile(n, m, nb, mb, ni, mi, kMatmulTile, kMatmulTile,
+  out.tile(n, m, nb, mb, ni, mi, kMatmulTileN, kMatmulTileM,
            TailStrategy::GuardWithIf);
-  microSplit(out, ni, tx, nr);
-  microSplit(out, mi, ty, mr);
+  // Thread (tx, ty) computes columns tx * microN + nr, rows ty * microM + mr.
+  out.split(ni, tx, nr, kMatmulMicroN, TailStrategy::GuardWithIf)
+      .split(mi, ty, mr, kMatmulMicroM, TailStrategy::GuardWithIf);
   out.reorder(nr, mr, tx, ty, nb, mb)
       .unroll(nr)
       .unroll(mr)
@@ -84,8 +78,8 @@ void scheduleMatmul(MatmulStages s) {
   // along a column the same B elements, which the L1 cache serves.
   prod.compute_at(out, tx)
       .store_in(MemoryType::Register)
-      .bound_extent(n, kMatmulMicro)
-      .bound_extent(m, kMatmulMicro)
+      .bound_extent(n, kMatmulMicroN)
+      .bound_extent(m, kMatmulMicroM)
       .vectorize(n)
       .unroll(m);
   Stage update = prod.update();
@@ -94,6 +88,15 @@ void scheduleMatmul(MatmulStages s) {
     RVar ko("ko"), ki("ki");
     update.split(RVar(s.k.x), ko, ki, kMatmulKUnroll).reorder(n, m, ki, ko)
         .unroll(ki);
+    // The thread's kMatmulMicroM rows of A for the kMatmulKUnroll steps, in
+    // registers: one vector load per row (A is contiguous along K) instead
+    // of a scalar load per row and step.
+    Func aRows = s.apack.in(prod);
+    std::vector<Var> aVars = aRows.args(); // k, m, batch...
+    aRows.compute_at(prod, ko)
+        .store_in(MemoryType::Register)
+        .vectorize(aVars[0])
+        .unroll(aVars[1]);
   }
 }
 

@@ -16,12 +16,16 @@
 
 namespace tfc::codegen::detail::gpu {
 
-/// Matmul tiles: a block computes kMatmulTile x kMatmulTile results with
-/// kMatmulThreads x kMatmulThreads threads, each a kMatmulMicro x
-/// kMatmulMicro register tile; K unrolled kMatmulKUnroll at a time.
-constexpr int kMatmulTile = 64;
-constexpr int kMatmulMicro = 4;
-constexpr int kMatmulThreads = kMatmulTile / kMatmulMicro;
+/// Matmul tiles: a block computes kMatmulTileM x kMatmulTileN results with
+/// (kMatmulTileN / kMatmulMicroN) x (kMatmulTileM / kMatmulMicroM) threads,
+/// each a kMatmulMicroM x kMatmulMicroN register tile; K unrolled
+/// kMatmulKUnroll at a time. Chosen on an H100 (docs/cuda.md "Tuning").
+constexpr int kMatmulTileM = 32;
+constexpr int kMatmulTileN = 64;
+/// A thread's register tile: kMatmulMicroN columns (one 4-wide vector of B)
+/// by kMatmulMicroM rows.
+constexpr int kMatmulMicroN = 4;
+constexpr int kMatmulMicroM = 4;
 constexpr int kMatmulKUnroll = 4;
 
 /// Fused attention: keys per chunk of the online softmax on the GPU (the

@@ -805,6 +805,13 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     a.param.dim(a.hdim(aK)).set_extent(kExtent);
   if (!bStaticK)
     b.param.dim(b.hdim(bK)).set_extent(kExtent);
+  // On the GPU A is dense (the executor binds no views of device buffers):
+  // saying so lets the GPU schedule load a row's values of K as vectors.
+  if (ctx.gpu())
+    for (int axis = ra - 2; axis >= 0; --axis)
+      a.param.dim(a.hdim(axis))
+          .set_stride(a.param.dim(a.hdim(axis + 1)).stride() *
+                      a.param.dim(a.hdim(axis + 1)).extent());
 
   std::optional<int64_t> staticN = ctx.resultStaticExtent(rank - 1);
   std::optional<int64_t> staticM = ctx.resultStaticExtent(rank - 2);
