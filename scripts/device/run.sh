@@ -11,6 +11,7 @@
 #            prefill and one decode step
 #   peer     PyTorch CUDA, eager and torch.compile, same shapes
 #            (bench/device/torch_peer.py)
+#   peak     the GPU's fp32 FMA peak and copy bandwidth (bench/device/peak.cu)
 # Results go to stdout and $OUT/MODE.txt (the device tool brings $OUT back).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -79,8 +80,12 @@ profile)
 peer)
   PYTHONUNBUFFERED=1 python3 bench/device/torch_peer.py || fails=$((fails + 1))
   ;;
+peak)
+  nvcc -O3 -arch=native -o /tmp/tfc-peak bench/device/peak.cu &&
+    /tmp/tfc-peak || fails=$((fails + 1))
+  ;;
 *)
-  echo "run.sh: unknown mode '$mode' (check, time, profile, peer)"
+  echo "run.sh: unknown mode '$mode' (check, time, profile, peer, peak)"
   exit 2
   ;;
 esac
