@@ -39,20 +39,23 @@
 // of K per (batch, head). With Sq = 1 (static: a kernel of its own, which
 // the planner adds beside the general kernel of a decode step whose Sq is
 // dynamic, and the executor calls when Sq is 1) each task computes
-// exactly one row and reads K as stored, with no transpose: per block of 16
-// keys, 16 dot products along D in 16 lanes each (16 independent FMA
-// chains), one key's row after another (K read in address order, one
-// stream), each key's lanes summed as a balanced tree; then one max, exp
-// and sum over the task's Sk scores (kept whole: Sk floats per task), and
-// P V with the Dv channels in registers. K and V are each read once. The
-// dot products are summed in another order than the general kernel's, so
-// a one-row result may differ from the same row computed in a block in the
-// last bits. GPT-2 small decode, 1 thread, CPU ms per step for the 12
+// exactly one row and reads K as stored, with no transpose: per key, its
+// row of K whole (in address order: one stream), q k along D in 16 lanes
+// (D / 16 FMAs), the 16 lanes summed by one horizontal add (a vector
+// reduce: log2(16) shuffle-and-add steps); then one max, exp and sum over
+// the task's Sk scores (kept whole: Sk floats per task), and P V with the
+// Dv channels in registers. K and V are each read once. The dot products
+// are summed in another order than the general kernel's, so a one-row
+// result may differ from the same row computed in a block in the last
+// bits. GPT-2 small decode, 1 thread, CPU ms per step for the 12
 // attentions, with the cache in huge pages (runtime/Tensor.h): 10.2 with K
-// transposed per 16 x 16 tile and summed in order, 6.9 this way with the
-// 16 keys' first 16 dims read side by side, then the next 16 (a stride of
-// one key row), 4.0 with each key's row read whole, at 1000 cached tokens
-// (13.6 for the blocks of 8 rows, 4 KiB pages).
+// transposed per 16 x 16 tile and summed in order, 6.9 with blocks of 16
+// keys whose first 16 dims were read side by side, then the next 16 (a
+// stride of one key row), 3.8 with the blocks' rows read whole and the 16
+// keys' lane sums as a transposed 16 x 16 tile (shuffles: more work per
+// key than the memory allows), 2.7 this way, at 1000 cached tokens (13.6
+// for the blocks of 8 rows, 4 KiB pages; the floor, 74 MB of K and V at
+// ~30 GB/s, is ~2.5).
 //
 // GPU schedules (GpuSchedules.cpp): linear as the matmul; add+LayerNorm a
 // block per row; attention one kernel per (batch, head, block of queries)
@@ -563,24 +566,20 @@ void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
 
 /// The decode variant (CPU, one query row, D a multiple of 16): see the file
 /// comment. Funcs over (lane, key) for the partial dot products, over (key)
-/// for the scores and weights, and per (head, batch) for the softmax
+/// for their sums, the scores and weights, and per (head, batch) for the softmax
 /// statistics and P V; Halide order with h, b outermost.
 struct DecodeFuncs {
   explicit DecodeFuncs(const KernelContext &ctx)
-      : qk(ctx.func("dec_qk")), score(ctx.func("dec_scores")),
+      : qk(ctx.func("dec_qk")), dot(ctx.func("dec_dot")),
+        score(ctx.func("dec_scores")),
         smax(ctx.func("dec_max")), p(ctx.func("dec_weights")),
         ssum(ctx.func("dec_sum")), pv(ctx.func("dec_pv")) {}
 
-  Func qk, score, smax, p, ssum, pv;
-  RDom rd, rj;
+  Func qk, dot, score, smax, p, ssum, pv;
+  RDom rd, rl, rj;
   /// The result at (e, i, h, b).
   Expr value;
 };
-
-/// Keys per block of the decode variant's scores: 16 accumulator vectors
-/// (independent FMA chains over D) in registers, and one 16 x 16 block of
-/// lane sums.
-constexpr int kDecodeKeys = 16;
 
 /// Defines the decode variant: the scores of the one query row (q k over D
 /// in 16 lanes, K read as stored), one softmax over all Sk scores (max,
@@ -589,24 +588,19 @@ void defineDecodeAttention(const KernelContext &ctx, const AttentionOperands &o,
                            const AttentionShape &sh, const AttentionVars &v,
                            DecodeFuncs &f) {
   const Var &e = v.e, &j = v.j, &h = v.h, &b = v.b;
-  Expr jk = clamp(j, 0, sh.Sk - 1); // blocks run past the last key
-  // 16 partial dot products per key, over d = 16 do + lane, summed as a
-  // balanced tree.
+  // The weights' vectors run past the last key.
+  Expr jk = clamp(j, 0, sh.Sk - 1);
+  // 16 partial dot products per key, over d = 16 do + lane.
   Var lane("lane");
   f.rd = RDom(0, sh.D / kVectorLanes, ctx.base + "_dd");
   Expr dIdx = f.rd * kVectorLanes + lane;
   f.qk(lane, j, h, b) = 0.0f;
   f.qk(lane, j, h, b) += o.q->at({b, h, 0, dIdx}) * o.k->at({b, h, jk, dIdx});
-  std::vector<Expr> terms;
-  for (int l = 0; l < kVectorLanes; ++l)
-    terms.push_back(f.qk(l, j, h, b));
-  while (terms.size() > 1) {
-    std::vector<Expr> next;
-    for (size_t t = 0; t + 1 < terms.size(); t += 2)
-      next.push_back(terms[t] + terms[t + 1]);
-    terms = std::move(next);
-  }
-  Expr score = terms[0] * o.scale;
+  // Their sum: one horizontal add per key (scheduled as a vector reduce).
+  f.rl = RDom(0, kVectorLanes, ctx.base + "_dl");
+  f.dot(j, h, b) = 0.0f;
+  f.dot(j, h, b) += f.qk(f.rl, j, h, b);
+  Expr score = f.dot(j, h, b) * o.scale;
   Expr allowed = applyAttentionMasks(o, sh, 0, j, h, b, score);
   f.score(j, h, b) = select(allowed, score, o.fill);
 
@@ -625,9 +619,8 @@ void defineDecodeAttention(const KernelContext &ctx, const AttentionOperands &o,
 }
 
 /// Schedules the decode variant on `stage` (`out` itself: the one-row
-/// kernel): (batch, head) tasks; per task the
-/// scores in blocks of kDecodeKeys keys (the block's partial dot products
-/// in registers, then their lane sums as vectors over the keys), the
+/// kernel): (batch, head) tasks; per task the scores key by key (the 16
+/// lanes of q k in one register, then their horizontal sum), the
 /// statistics and weights as vectors, and P V with the Dv channels in
 /// registers.
 void scheduleDecodeAttention(Func out, Stage stage, DecodeFuncs &f,
@@ -640,19 +633,14 @@ void scheduleDecodeAttention(Func out, Stage stage, DecodeFuncs &f,
   stage.reorder(e, i, task).parallel(task);
   LoopLevel at(out, task);
 
-  Var jo("dec_jo"), ji("dec_ji");
-  f.score.compute_at(at)
-      .split(j, jo, ji, kDecodeKeys, TailStrategy::RoundUp)
-      .vectorize(ji, kVectorLanes)
-      .unroll(ji);
+  // Per key: its row of K in address order, the 16 lanes of q k over D
+  // (4 FMAs), their horizontal sum.
+  f.score.compute_at(at);
+  f.dot.compute_at(f.score, j);
+  f.dot.update().atomic().vectorize(RVar(f.rl.x));
   Var lane = f.qk.args()[0];
-  f.qk.compute_at(f.score, jo)
-      .bound_extent(lane, kVectorLanes)
-      .bound_extent(j, kDecodeKeys)
-      .vectorize(lane);
-  // One key's row after another (K in address order), each key's chain
-  // over D; the 16 chains are independent.
-  f.qk.update().reorder(lane, f.rd, j).vectorize(lane).unroll(j);
+  f.qk.compute_at(f.dot, j).bound_extent(lane, kVectorLanes).vectorize(lane);
+  f.qk.update().reorder(lane, f.rd).vectorize(lane).unroll(f.rd);
 
   f.smax.compute_at(at);
   vectorizeLanes(f.smax, RVar(f.rj.x), at);
