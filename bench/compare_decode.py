@@ -32,8 +32,10 @@ Wall time (perf_counter) and CPU time (time.process_time for the in-process
 peers; tfc bench's own process CPU time) per run. The memory bandwidth is
 measured in the same run (bench/membw.c compiled to the work folder, run
 before and after the timings, single thread, same CPU affinity), and each
-engine's time is compared with the weight-streaming floor
-494.6 MB / read bandwidth.
+engine's time is compared with the streaming floor of its past length:
+(494.6 MB of weights + the K and V read, 2 x 12 layers x 12 heads x P x
+64 x 4 B = 73.7 kB x P) / read bandwidth (before session 9 the weights
+alone, `floor_ms` of the JSON).
 
 Environment: as bench/compare_pytorch.py (OMP_WAIT_POLICY=passive,
 OPENBLAS_CORETYPE unset, OpenBLAS from bench/.deps if bench/setup-openblas.sh
@@ -61,6 +63,11 @@ from compare_pytorch import (REPO, TfcServer, blas_in_use, machine,  # noqa: E40
 MODEL = "examples/gpt2/gpt2-small.tfm"
 WEIGHT_BYTES = 494.6e6  # docs/benchmarks.md "Decode": weights read per step
 LAYERS, HEADS, HEAD_DIM, VOCAB = 12, 12, 64, 50257
+
+
+def kv_bytes(past):
+    """The K and V a decode step after `past` positions reads (f32)."""
+    return 2 * LAYERS * HEADS * past * HEAD_DIM * 4
 
 
 def run_membw(work, threads=1):
@@ -393,9 +400,12 @@ def main():
     results["bandwidth_gbs"] = bw
     results["floor_ms"] = floor
     for entry in results["cases"]:
+        step_bytes = WEIGHT_BYTES + kv_bytes(entry["past"])
+        entry["step_bytes"] = step_bytes
+        entry["floor_ms"] = step_bytes / (bw["best"] * 1e9) * 1e3
         for n, s in entry["engines"].items():
-            s["floor_fraction_wall"] = floor["best"] / s["median_ms"]
-            s["floor_fraction_cpu"] = floor["best"] / s["cpu_median_ms"]
+            s["floor_fraction_wall"] = entry["floor_ms"] / s["median_ms"]
+            s["floor_fraction_cpu"] = entry["floor_ms"] / s["cpu_median_ms"]
 
     m = results["machine"]
     print(f"machine: {m['cpu']}, nproc {m['nproc']}, {m['date']}; "
@@ -407,7 +417,10 @@ def main():
     print(f"end:   {results['uptime_end']}")
     print(f"bandwidth (1 thread, best of {len(runs)} membw runs x 20): read "
           f"{bw['read']:.1f} GB/s, read8 {bw['read8']:.1f} GB/s -> floor "
-          f"{floor['best']:.1f} ms (494.6 MB / {bw['best']:.1f} GB/s)")
+          f"{floor['best']:.1f} ms for the weights (494.6 MB / "
+          f"{bw['best']:.1f} GB/s), + 73.7 kB x past of K and V: "
+          + ", ".join(f"{e['floor_ms']:.1f} ms at {e['past']}"
+                      for e in results["cases"]))
     print(f"numerics (past {chk['past']}): |ORT - PyTorch| logits "
           f"{chk['ort_vs_pytorch_logits']:.2e}, |tfc - PyTorch| logits "
           f"{chk['tfc_vs_pytorch_logits']:.2e} (|logits| max "
