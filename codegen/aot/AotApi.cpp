@@ -323,8 +323,12 @@ std::string aot::apiHeader(const GeneratedModel &model) {
 //===----------------------------------------------------------------------===//
 
 /// The generated source's Halide error handler: it keeps the messages so
-/// that run() returns them as an error value (part of apiSource).
-static void writeHalideErrorGlue(llvm::raw_ostream &os) {
+/// that run() returns them as an error value (part of apiSource). With
+/// Halide's own runtime (`tfc compile`), the same one-time set-up points
+/// the kernels' parallel loops at tfc's thread pool, as `tfc run` does
+/// (tfc emit's runtime shim calls the pool itself).
+static void writeHalideErrorGlue(llvm::raw_ostream &os,
+                                 const GeneratedModel &model) {
   // Halide's default error handler prints and aborts; this one keeps the
   // message so that run() returns it as an error value. Per thread, since
   // instances may run on several threads.
@@ -366,8 +370,13 @@ static void writeHalideErrorGlue(llvm::raw_ostream &os) {
      << "}\n\n"
      << "void installErrorHandler() {\n"
      << "  static std::once_flag once;\n"
-     << "  std::call_once(once, [] { "
-        "halide_set_error_handler(&recordHalideError); });\n"
+     << "  std::call_once(once, [] {\n"
+     << "    halide_set_error_handler(&recordHalideError);\n";
+  if (model.halideRuntime)
+    os << "    // The kernels' parallel loops run on tfc's thread pool "
+          "(runtime/ThreadPool.h).\n"
+       << "    halide_set_custom_do_par_for(&tfc::rt::parallelFor);\n";
+  os << "  });\n"
      << "}\n\n"
      << "} // namespace\n\n";
 }
@@ -480,7 +489,10 @@ llvm::Expected<std::string> aot::apiSource(const GeneratedModel &model,
      << "'. Do not edit.\n"
      << "// Target: " << model.target << "\n\n"
      << "#include \"" << model.modelName << ".h\"\n\n"
-     << "#include \"HalideRuntime.h\"\n\n"
+     << "#include \"HalideRuntime.h\"\n";
+  if (model.halideRuntime)
+    os << "#include \"runtime/ThreadPool.h\"\n";
+  os << "\n"
      << "#include <iterator>\n#include <mutex>\n#include <string>\n"
      << "#include <utility>\n\n";
 
@@ -508,7 +520,7 @@ llvm::Expected<std::string> aot::apiSource(const GeneratedModel &model,
     os << "    &" << kernel.name << "_argv,\n";
   os << "};\n\n";
 
-  writeHalideErrorGlue(os);
+  writeHalideErrorGlue(os, model);
   writeClassMethods(os, model);
   return text;
 }

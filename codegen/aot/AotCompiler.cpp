@@ -180,6 +180,7 @@ llvm::Expected<AotResult> codegen::compileAot(const BuiltPlan &built,
     return std::move(err);
   result.files.push_back({header, "class tfc_generated::" + model->className});
 
+  model->halideRuntime = true;
   llvm::Expected<std::string> source = apiSource(*model, "tfc compile");
   if (!source)
     return source.takeError();

@@ -25,6 +25,9 @@ struct GeneratedModel {
   std::string className; // "BertTiny"
   std::string target;    // Halide target string
   bool usesDevice = false;
+  /// The kernels link Halide's own runtime (`tfc compile`), not tfc emit's
+  /// shim: the class installs tfc's thread pool into it.
+  bool halideRuntime = false;
   /// The plan with kernels renamed to their symbols (kernelSymbol).
   rt::Plan plan;
 };
