@@ -451,13 +451,22 @@ static void writeClassMethods(llvm::raw_ostream &os,
        << "  // outputs back and frees device copies with these.\n"
        << "  options.copyToHost = &halide_copy_to_host;\n"
        << "  options.deviceFree = &halide_device_free;\n";
-  os << "  tfc::rt::Expected<tfc::rt::Executor> executor =\n"
+  // The weight prologue runs kernels (panels): their Halide messages say
+  // why one failed (e.g. no CUDA driver), as in run().
+  os << "  takeHalideErrors();\n"
+     << "  tfc::rt::Expected<tfc::rt::Executor> executor =\n"
      << "      tfc::rt::Executor::create(\n"
      << "          **plan, "
         "std::vector<tfc::rt::KernelFn>(std::begin(kKernels), "
         "std::end(kKernels)),\n"
      << "          std::move(weights), options);\n"
-     << "  if (!executor)\n    return executor.status();\n"
+     << "  if (!executor) {\n"
+     << "    std::string halideErrors = takeHalideErrors();\n"
+     << "    if (!halideErrors.empty())\n"
+     << "      return tfc::rt::Status::error(executor.message() + \": \" + "
+        "halideErrors);\n"
+     << "    return executor.status();\n"
+     << "  }\n"
      << "  return " << cls << "(std::move(*executor));\n"
      << "}\n\n";
 

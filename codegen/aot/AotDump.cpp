@@ -228,6 +228,50 @@ captureNamedOutput(const std::function<llvm::Error(const std::string &)> &write)
   return text;
 }
 
+/// Halide 14's C backend declares the struct of a device allocation made
+/// outside the GPU loops (an intermediate that Halide keeps per thread in
+/// global memory, e.g. GPT-2 attention's P V accumulator) with the
+/// allocation's element type:
+///   float *f_buffer = (float *)_12;   // _12 = _halide_buffer_init(...)
+/// and then passes it to halide_device_malloc, which wants a
+/// `halide_buffer_t *`: the source does not compile. Such a line is
+/// retyped to `halide_buffer_t *f_buffer = _12;`. The allocation's device
+/// address, `auto *_13 = _halide_buffer_get_device(f_buffer);`, is a
+/// uint64_t: its `auto *` becomes `auto`.
+std::string retypeDeviceBuffers(const std::string &text) {
+  std::set<std::string> bufferStructs; // values of _halide_buffer_init
+  std::istringstream in(text);
+  std::ostringstream out;
+  std::string line;
+  const std::string init = " = _halide_buffer_init(";
+  while (std::getline(in, line)) {
+    size_t at = line.find(init);
+    size_t star = line.find("auto *");
+    if (at != std::string::npos && star != std::string::npos && star < at)
+      bufferStructs.insert(line.substr(star + 6, at - star - 6));
+    size_t eq = line.find("_buffer = (");
+    size_t cast = line.find(" *)", eq == std::string::npos ? 0 : eq);
+    if (eq != std::string::npos && cast != std::string::npos &&
+        line.size() > cast + 4 && line.back() == ';') {
+      std::string value = line.substr(cast + 3, line.size() - cast - 4);
+      size_t nameStart = line.rfind('*', eq);
+      if (bufferStructs.count(value) && nameStart != std::string::npos) {
+        size_t indent = line.find_first_not_of(' ');
+        line = line.substr(0, indent) + "halide_buffer_t *" +
+               line.substr(nameStart + 1, eq + 7 - nameStart - 1) + " = " +
+               value + ";";
+      }
+    }
+    size_t get = line.find(" = _halide_buffer_get_device(");
+    size_t autoStar = line.find("auto *");
+    if (get != std::string::npos && autoStar != std::string::npos &&
+        autoStar < get)
+      line.replace(autoStar, 6, "auto ");
+    out << line << '\n';
+  }
+  return out.str();
+}
+
 } // namespace
 
 std::string describeArguments(const Kernel &kernel) {
@@ -348,7 +392,7 @@ llvm::Expected<std::string> cSource(const Kernel &kernel,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    kernel.name + ": " +
                                        llvm::toString(std::move(err)));
-  return text;
+  return target.has_gpu_feature() ? retypeDeviceBuffers(text) : text;
 }
 
 } // namespace tfc::codegen
