@@ -47,7 +47,6 @@ namespace tfc::codegen::detail::gpu {
 // Matmul
 //===----------------------------------------------------------------------===//
 
-
 void scheduleMatmul(MatmulStages s) {
   int rank = static_cast<int>(s.vars.size());
   Var n = s.vars[rank - 1], m = s.vars[rank - 2];
