@@ -752,6 +752,89 @@ void scheduleSwappedFuncs(Func out, SwappedFuncs &s,
       .unroll(m)
       .unroll(n);
 }
+/// Checks the ranks and element types of a matmul's operands, and B's
+/// panels (`packedN`) or bf16 layout.
+llvm::Error checkOperands(const KernelContext &ctx, const TensorInput &a,
+                          const TensorInput &b, bool transposeB,
+                          std::optional<int64_t> packedN) {
+  int rank = ctx.resultRank();
+  int ra = a.rank(), rb = b.rank();
+  bool packed = packedN.has_value();
+  if (ra < 2 || rb < 2 || rank < 2 || ra > rank || (rb > rank && !packed))
+    return ctx.error("operands must have rank >= 2");
+  bool bf16 = b.elementType.isBF16();
+  if (!a.elementType.isF32() || !(b.elementType.isF32() || bf16))
+    return ctx.error("operands must be f32 (rhs: f32 or bf16)");
+  if (packed)
+    return checkPanels(ctx, b, *packedN);
+  if (bf16)
+    return checkBf16Weight(ctx, b, transposeB);
+  return llvm::Error::success();
+}
+
+/// The contraction length of `a` (K innermost) and `b` (K in dim `bK`, or
+/// panels holding K, bf16: K / 2 pairs, in their dim 1).
+struct Contraction {
+  Expr extent;
+  /// K, when static.
+  std::optional<int64_t> staticK;
+};
+
+/// The contraction length: static if either side says so. Every dynamic
+/// side is constrained to it, so the kernel refuses mismatched buffers.
+Contraction constrainContraction(TensorInput &a, TensorInput &b, int bK,
+                                 bool packed) {
+  int aK = a.rank() - 1;
+  std::optional<int64_t> aStaticK = a.staticExtent(aK);
+  std::optional<int64_t> bStaticK =
+      packed ? std::optional<int64_t>(*b.staticExtent(1) *
+                                      (b.elementType.isBF16() ? 2 : 1))
+             : b.staticExtent(bK);
+  Contraction c{Expr(), aStaticK ? aStaticK : bStaticK};
+  c.extent = c.staticK ? Expr(static_cast<int>(*c.staticK))
+                       : a.param.dim(a.hdim(aK)).extent();
+  if (!aStaticK && bStaticK)
+    a.param.dim(a.hdim(aK)).set_extent(c.extent);
+  if (!bStaticK)
+    b.param.dim(b.hdim(bK)).set_extent(c.extent);
+  return c;
+}
+
+/// Declares `a` dense: each dim's stride is the next inner one's stride
+/// times extent. On the GPU it is (the executor binds no views of device
+/// buffers), and saying so lets the GPU schedule load a row's values of K
+/// as vectors.
+void declareDenseRows(TensorInput &a) {
+  for (int axis = a.rank() - 2; axis >= 0; --axis)
+    a.param.dim(a.hdim(axis))
+        .set_stride(a.param.dim(a.hdim(axis + 1)).stride() *
+                    a.param.dim(a.hdim(axis + 1)).extent());
+}
+
+/// bpack(batch..., k, n) = B[batch..., k, n] as f32: `b` in [K, N]
+/// orientation. `batchVars` are bpack's batch dims (empty for a weight),
+/// `batchIdx` B's indices for them; columns clamped to `nLast` where it is
+/// defined; `panelAt(k, n)` reads B from panels where it is given.
+Func defineB(const KernelContext &ctx, const TensorInput &b, const Var &n,
+             std::vector<Var> batchVars, std::vector<Expr> batchIdx,
+             Expr nLast, bool transposeB,
+             const std::function<Expr(Expr, Expr)> &panelAt) {
+  Var kv("kv");
+  Expr nIdx = nLast.defined() ? clamp(Expr(n), 0, nLast) : Expr(n);
+  Expr value;
+  if (panelAt) {
+    value = panelAt(kv, nIdx);
+  } else {
+    batchIdx.push_back(transposeB ? nIdx : Expr(kv));
+    batchIdx.push_back(transposeB ? Expr(kv) : nIdx);
+    value = b.at(batchIdx);
+  }
+  batchVars.push_back(kv);
+  batchVars.push_back(n);
+  Func bpack = ctx.func("bpack");
+  define(bpack, batchVars, cast<float>(value));
+  return bpack;
+}
 } // namespace
 
 namespace detail {
@@ -766,52 +849,23 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     std::optional<int64_t> packedN,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue) {
+  if (llvm::Error err = checkOperands(ctx, a, b, transposeB, packedN))
+    return std::move(err);
   int rank = ctx.resultRank();
-  int ra = a.rank(), rb = b.rank();
+  int rb = b.rank();
   bool packed = packedN.has_value();
-  if (ra < 2 || rb < 2 || rank < 2 || ra > rank || (rb > rank && !packed))
-    return ctx.error("operands must have rank >= 2");
   bool bf16 = b.elementType.isBF16();
-  if (!a.elementType.isF32() || !(b.elementType.isF32() || bf16))
-    return ctx.error("operands must be f32 (rhs: f32 or bf16)");
-  if (packed) {
-    if (llvm::Error err = checkPanels(ctx, b, *packedN))
-      return std::move(err);
-  } else if (bf16) {
-    if (llvm::Error err = checkBf16Weight(ctx, b, transposeB))
-      return std::move(err);
-  }
 
   std::vector<Var> vars = axisVars(rank);
   Var n = vars[rank - 1], m = vars[rank - 2];
-  int aK = ra - 1;
   int bK = transposeB ? rb - 1 : rb - 2;
   int bN = transposeB ? rb - 2 : rb - 1;
 
-  // The contraction length: static if either side says so. Every dynamic
-  // side is constrained to it, so the kernel refuses mismatched buffers.
-  // B's K: panels hold K (bf16: K / 2 pairs) in their dim 1.
-  std::optional<int64_t> bStaticK =
-      packed ? std::optional<int64_t>(*b.staticExtent(1) * (bf16 ? 2 : 1))
-             : b.staticExtent(bK);
-  Expr kExtent;
-  if (auto s = a.staticExtent(aK))
-    kExtent = static_cast<int>(*s);
-  else if (bStaticK)
-    kExtent = static_cast<int>(*bStaticK);
-  else
-    kExtent = a.param.dim(a.hdim(aK)).extent();
-  if (!a.staticExtent(aK) && bStaticK)
-    a.param.dim(a.hdim(aK)).set_extent(kExtent);
-  if (!bStaticK)
-    b.param.dim(b.hdim(bK)).set_extent(kExtent);
-  // On the GPU A is dense (the executor binds no views of device buffers):
-  // saying so lets the GPU schedule load a row's values of K as vectors.
+  Contraction contraction = constrainContraction(a, b, bK, packed);
+  Expr kExtent = contraction.extent;
+  std::optional<int64_t> staticK = contraction.staticK;
   if (ctx.gpu())
-    for (int axis = ra - 2; axis >= 0; --axis)
-      a.param.dim(a.hdim(axis))
-          .set_stride(a.param.dim(a.hdim(axis + 1)).stride() *
-                      a.param.dim(a.hdim(axis + 1)).extent());
+    declareDenseRows(a);
 
   std::optional<int64_t> staticN = ctx.resultStaticExtent(rank - 1);
   std::optional<int64_t> staticM = ctx.resultStaticExtent(rank - 2);
@@ -853,33 +907,16 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   bool bHasBatch = rb > 2 && !packed;
 
   // bpack(batch..., k, n) = B[batch..., k, n]: B in [K, N] orientation.
-  Func bpack = ctx.func("bpack");
-  {
-    Var kv("kv");
-    Expr nLast = packed ? Expr(static_cast<int>(*packedN) - 1)
-                        : b.extent(bN) - 1;
-    Expr nIdx = guardN ? clamp(Expr(n), 0, nLast) : Expr(n);
-    Expr value;
-    if (packed) {
-      value = bAt(kv, nIdx);
-    } else {
-      std::vector<Expr> bIdx = batchIndices(b);
-      if (transposeB) {
-        bIdx.push_back(nIdx);
-        bIdx.push_back(kv);
-      } else {
-        bIdx.push_back(kv);
-        bIdx.push_back(nIdx);
-      }
-      value = b.at(bIdx);
-    }
-    // Only a batched B has batch dims here: a weight's panel must not be
-    // a function of the batch, or it would be packed once per batch.
-    std::vector<Var> packVars = bHasBatch ? batchVars : std::vector<Var>();
-    packVars.push_back(kv);
-    packVars.push_back(n);
-    define(bpack, packVars, cast<float>(value));
-  }
+  // Only a batched B has batch dims here: a weight's panel must not be a
+  // function of the batch, or it would be packed once per batch.
+  Expr nLast =
+      packed ? Expr(static_cast<int>(*packedN) - 1) : b.extent(bN) - 1;
+  // (Panels have no batch indices: their rank is not the result's.)
+  Func bpack = defineB(ctx, b, n, bHasBatch ? batchVars : std::vector<Var>(),
+                       packed ? std::vector<Expr>() : batchIndices(b),
+                       guardN ? nLast : Expr(), transposeB,
+                       packed ? std::function<Expr(Expr, Expr)>(bAt)
+                              : std::function<Expr(Expr, Expr)>());
 
   // apack(batch..., m, k) = A[batch..., m, k] (rows clamped where tiles
   // may pass the last one). Stored once per call where K is static (the
@@ -901,8 +938,6 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     ref(prod, prodIdx) += call(apack, aIdx) * call(bpack, packIdx);
   }
 
-  std::optional<int64_t> staticK =
-      a.staticExtent(aK) ? a.staticExtent(aK) : bStaticK;
   TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB, packed};
   if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
