@@ -37,6 +37,18 @@ struct KernelCompileTime {
   double cpuSeconds() const {
     return buildSeconds + lowerSeconds + codegenSeconds;
   }
+
+  /// Starts the record of a compile on the calling thread, now.
+  void begin(std::string kernelName, std::string opName,
+             std::string opSignature = "") {
+    name = std::move(kernelName);
+    op = std::move(opName);
+    signature = std::move(opSignature);
+    start = std::chrono::steady_clock::now();
+    thread = std::this_thread::get_id();
+  }
+  /// Ends its wall-clock span.
+  void finish() { end = std::chrono::steady_clock::now(); }
 };
 
 /// What one call that compiles kernels spent, for the session's report.

@@ -50,8 +50,7 @@ llvm::Expected<std::unique_ptr<CompiledKernel>>
 KernelCache::compile(mlir::Operation *op, const std::string &signature,
                      const std::string &name) const {
   KernelCompileTime time;
-  time.start = std::chrono::steady_clock::now();
-  time.thread = std::this_thread::get_id();
+  time.begin(name, op->getName().getStringRef().str(), signature);
   PhaseClock clock;
   llvm::Expected<Kernel> kernel = buildKernel(op, jitTarget, name);
   if (!kernel)
@@ -84,10 +83,8 @@ KernelCache::compile(mlir::Operation *op, const std::string &signature,
                                    "compiling " + kernel->name +
                                        ": the JIT module has no argv entry");
   time.codegenSeconds = clock.lap();
-  time.end = std::chrono::steady_clock::now();
+  time.finish();
   time.name = kernel->name;
-  time.signature = signature;
-  time.op = op->getName().getStringRef().str();
   time.variants = countVariants(kernel->pipeline);
   compiled->time = std::move(time);
   compiled->kernel = std::move(*kernel);

@@ -290,14 +290,11 @@ std::string KernelDiskCache::Impl::runtimePath() const {
 llvm::Error
 KernelDiskCache::Impl::runtimeObject(const std::string &object,
                                      codegen::KernelCompileTime &time) const {
-  time.start = std::chrono::steady_clock::now();
-  time.thread = std::this_thread::get_id();
-  time.name = "halide_runtime";
-  time.op = "runtime";
+  time.begin("halide_runtime", "runtime");
   codegen::PhaseClock clock;
   llvm::Error err = writeRuntimeObject(target, object);
   time.codegenSeconds = clock.lap();
-  time.end = std::chrono::steady_clock::now();
+  time.finish();
   return err;
 }
 
@@ -358,11 +355,8 @@ KernelDiskCache::Impl::load(const std::string &path,
 llvm::Expected<Halide::Module>
 KernelDiskCache::Impl::lowerKernel(const Entry &entry,
                                    codegen::KernelCompileTime &time) const {
-  time.start = std::chrono::steady_clock::now();
-  time.thread = std::this_thread::get_id();
-  time.name = entry.name;
-  time.op = entry.op->getName().getStringRef().str();
-  time.signature = entry.signature;
+  time.begin(entry.name, entry.op->getName().getStringRef().str(),
+             entry.signature);
   codegen::PhaseClock clock;
   llvm::Expected<codegen::Kernel> kernel =
       codegen::buildKernel(entry.op, target, entry.name);
@@ -398,7 +392,7 @@ KernelDiskCache::Impl::kernelObject(const Entry &entry,
   if (llvm::Error err = writeObject(*module, object))
     return err;
   time.codegenSeconds = clock.lap();
-  time.end = std::chrono::steady_clock::now();
+  time.finish();
   return llvm::Error::success();
 }
 
