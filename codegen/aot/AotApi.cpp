@@ -368,7 +368,7 @@ static void writeHalideErrorGlue(llvm::raw_ostream &os,
         "+\n"
      << "         \" more) \" + errors.last;\n"
      << "}\n\n"
-     << "void installErrorHandler() {\n"
+     << "void installHalideHooks() {\n"
      << "  static std::once_flag once;\n"
      << "  std::call_once(once, [] {\n"
      << "    halide_set_error_handler(&recordHalideError);\n";
@@ -443,7 +443,7 @@ static void writeClassMethods(llvm::raw_ostream &os,
      << "::fromWeights(tfc::rt::WeightMap weights) {\n"
      << "  tfc::rt::Expected<const tfc::rt::Plan *> plan = embeddedPlan();\n"
      << "  if (!plan)\n    return plan.status();\n"
-     << "  installErrorHandler();\n"
+     << "  installHalideHooks();\n"
      << "  tfc::rt::ExecutorOptions options;\n";
   if (model.usesDevice)
     os << "  // GPU kernels leave results in device memory: the executor "

@@ -16,7 +16,6 @@ tfc=${TFC:-$root/build/bin/tfc}
 [ -x "$tfc" ] || tfc=$(command -v tfc)
 dir=${RUNNER_MODEL_DIR:-$out.model}
 rm -rf "$dir"
-runner=("$root/bench/device/runner.cpp")
 case $target in
 emit-*)
   "$tfc" emit "$tfm" --target "${target#emit-}" --class Model -o "$dir" "$@" >"$dir.log"
@@ -35,6 +34,6 @@ emit-*)
 esac
 ${CXX:-c++} -std=c++17 -O2 -w -I "$dir" -I "$dir/include" \
   -DTFC_MODEL_HEADER="\"$name.h\"" -DTFC_MODEL_CLASS=tfc_generated::Model \
-  "${runner[@]}" "${sources[@]}" -lpthread -ldl -o "$out.tmp"
+  "$root/bench/device/runner.cpp" "${sources[@]}" -lpthread -ldl -o "$out.tmp"
 strip "$out.tmp"
 mv "$out.tmp" "$out"
