@@ -40,19 +40,31 @@ FusionReport::Layer FusionReport::Function::total() const {
 
 namespace {
 
+/// The slices along axis `axis` among `value`'s users, or -1 when another
+/// op reads it.
+int64_t slicesAlong(Value value, int64_t axis) {
+  int64_t slices = 0;
+  for (Operation *user : value.getUsers()) {
+    auto slice = dyn_cast<tir::SliceOp>(user);
+    if (!slice || static_cast<int64_t>(slice.getAxis()) != axis)
+      return -1;
+    ++slices;
+  }
+  return slices;
+}
+
 /// Whether `linear` computes several projections at once: its result is
-/// read only by two or more slices along the last axis.
+/// read only by two or more slices along the last axis, or by one reshape
+/// that splits the last axis into heads, read only by such slices of whole
+/// heads (tfc-simplify's form of the head split).
 bool isPackedProjection(tir::LinearOp linear) {
   Value result = linear.getResult();
   int64_t last = cast<RankedTensorType>(result.getType()).getRank() - 1;
-  unsigned slices = 0;
-  for (Operation *user : result.getUsers()) {
-    auto slice = dyn_cast<tir::SliceOp>(user);
-    if (!slice || static_cast<int64_t>(slice.getAxis()) != last)
-      return false;
-    ++slices;
-  }
-  return slices >= 2;
+  if (result.hasOneUse())
+    if (auto reshape = dyn_cast<tir::ReshapeOp>(*result.getUsers().begin()))
+      if (cast<RankedTensorType>(reshape.getType()).getRank() == last + 2)
+        return slicesAlong(reshape.getResult(), last) >= 2;
+  return slicesAlong(result, last) >= 2;
 }
 
 std::string layerLabel(const std::string &layer) {

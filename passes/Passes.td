@@ -23,8 +23,11 @@ def TfcSimplify : Pass<"tfc-simplify"> {
     (what `-canonicalize` does) together with tfc-specific rewrites:
     `matmul(a, transpose(b))` with the last two axes swapped becomes
     `matmul(a, b) {transpose_b}` (and back), `where(not c, x, y)` becomes
-    `where(c, y, x)`, and a `concat` of adjacent slices of one tensor becomes
-    one slice (or the tensor itself).
+    `where(c, y, x)`, a `concat` of adjacent slices of one tensor becomes
+    one slice (or the tensor itself), and `reshape(slice(x, last axis, [a,
+    b)), [..., H, D])` becomes `slice(reshape(x, [..., N / D, D]), axis -2,
+    [a / D, b / D))` when D divides a, b and x's static last axis N (the
+    head split after a merged Q/K/V projection: whole heads of one view).
   }];
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }

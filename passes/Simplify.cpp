@@ -22,6 +22,13 @@
 //    the same axis becomes one slice; a slice covering the whole (static)
 //    axis is the tensor itself. Undoes the split of a packed weight when
 //    merge-qkv concatenates the pieces again.
+//  - ReshapeOfSlice: `reshape(slice(x, last axis, [a, b)), [..., H, D])`,
+//    which splits only the sliced axis, becomes `slice(reshape(x, [...,
+//    N / D, D]), axis -2, [a / D, b / D))` when D divides a, b and x's
+//    static last axis N. The head split after a merged Q/K/V projection
+//    then reshapes the projection once (a view) and slices whole heads
+//    with the innermost axis dense, which the executor binds as strided
+//    views instead of copying (docs/runtime.md, "Views").
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,6 +199,45 @@ struct ConcatOfSlices : OpRewritePattern<tir::ConcatOp> {
   }
 };
 
+struct ReshapeOfSlice : OpRewritePattern<tir::ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tir::ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    auto slice = reshape.getInput().getDefiningOp<tir::SliceOp>();
+    if (!slice || slice.getStep() != 1)
+      return failure();
+    auto input = cast<RankedTensorType>(slice.getInput().getType());
+    auto sliced = cast<RankedTensorType>(slice.getType());
+    auto result = cast<RankedTensorType>(reshape.getType());
+    int64_t rank = input.getRank();
+    int64_t n = rank > 0 ? input.getDimSize(rank - 1) : 0;
+    if (rank == 0 || static_cast<int64_t>(slice.getAxis()) != rank - 1 ||
+        ShapedType::isDynamic(n) || result.getRank() != rank + 1)
+      return failure();
+    // The reshape keeps every axis but the last and splits it into H x D.
+    if (result.getShape().drop_back(2) != sliced.getShape().drop_back())
+      return failure();
+    int64_t d = result.getDimSize(rank);
+    int64_t start = slice.getStart(), end = slice.getEnd();
+    if (ShapedType::isDynamic(d) || d <= 0 || n % d != 0 || start % d != 0 ||
+        end % d != 0)
+      return failure();
+    SmallVector<int64_t> wholeShape(reshape.getShape().drop_back(2));
+    wholeShape.append({n / d, d});
+    Location loc = reshape.getLoc();
+    if (inferredType<tir::ReshapeOp>(rewriter, loc, slice.getInput(),
+                                     ArrayRef<int64_t>(wholeShape)) == Type())
+      return failure();
+    // The slice of `whole` has the reshape's type: the axes before the
+    // last two are x's (the slice's, the reshape's), then (b - a) / D = H.
+    Value whole = rewriter.create<tir::ReshapeOp>(
+        loc, slice.getInput(), ArrayRef<int64_t>(wholeShape));
+    rewriter.replaceOpWithNewOp<tir::SliceOp>(reshape, whole, rank - 1,
+                                              start / d, end / d);
+    return success();
+  }
+};
+
 struct TfcSimplifyPass : impl::TfcSimplifyBase<TfcSimplifyPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
@@ -201,7 +247,7 @@ struct TfcSimplifyPass : impl::TfcSimplifyBase<TfcSimplifyPass> {
     for (RegisteredOperationName op : context->getRegisteredOperations())
       op.getCanonicalizationPatterns(patterns, context);
     patterns.add<MatmulOfTranspose, LinearOfTranspose, WhereOfNot,
-                 ConcatOfSlices>(context);
+                 ConcatOfSlices, ReshapeOfSlice>(context);
     GreedyRewriteConfig config;
     config.useTopDownTraversal = true;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Normal;

@@ -79,3 +79,45 @@ func.func @concat_of_step_slices(%w: tensor<64x32xf32>) -> tensor<32x32xf32> {
   %c = tfc.concat %a, %b {axis = 0 : i64} : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<32x32xf32>
   return %c : tensor<32x32xf32>
 }
+
+// -----
+
+// The head split after a merged Q/K/V projection: each slice of the last
+// axis, split into heads, becomes a slice of whole heads of one reshape of
+// the projection (CSE makes the reshapes one); the innermost axis stays
+// dense, so the executor binds the slices as strided views.
+// CHECK-LABEL: func.func @reshape_of_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x192xf32>)
+// CHECK-NEXT: %[[R0:.*]] = tfc.reshape %[[X]] {shape = array<i64: -1, -1, 12, 16>} : tensor<?x?x192xf32> -> tensor<?x?x12x16xf32>
+// CHECK-NEXT: %[[Q:.*]] = tfc.slice %[[R0]] {axis = 2 : i64, end = 4 : i64, start = 0 : i64} : tensor<?x?x12x16xf32> -> tensor<?x?x4x16xf32>
+// CHECK-NEXT: %[[R1:.*]] = tfc.reshape %[[X]] {shape = array<i64: -1, -1, 12, 16>}
+// CHECK-NEXT: %[[K:.*]] = tfc.slice %[[R1]] {axis = 2 : i64, end = 12 : i64, start = 8 : i64} : tensor<?x?x12x16xf32> -> tensor<?x?x4x16xf32>
+// CHECK-NEXT: return %[[Q]], %[[K]]
+func.func @reshape_of_slice(%x: tensor<?x?x192xf32>) -> (tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>) {
+  %q = tfc.slice %x {axis = 2 : i64, start = 0 : i64, end = 64 : i64} : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
+  %k = tfc.slice %x {axis = 2 : i64, start = 128 : i64, end = 192 : i64} : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
+  %qh = tfc.reshape %q {shape = array<i64: -1, -1, 4, 16>} : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %kh = tfc.reshape %k {shape = array<i64: -1, -1, 4, 16>} : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  return %qh, %kh : tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>
+}
+
+// -----
+
+// Left alone: a slice start that is not a multiple of the head size, a
+// reshape that regroups more than the sliced axis, a slice of an inner axis.
+// CHECK-LABEL: func.func @reshape_of_slice_kept
+// CHECK-NEXT: %[[A:.*]] = tfc.slice %arg0 {axis = 2 : i64, end = 72 : i64, start = 8 : i64}
+// CHECK-NEXT: tfc.reshape %[[A]] {shape = array<i64: -1, 2, 4, 16>}
+// CHECK-NEXT: %[[B:.*]] = tfc.slice %arg0 {axis = 2 : i64, end = 64 : i64, start = 0 : i64}
+// CHECK-NEXT: tfc.reshape %[[B]] {shape = array<i64: -1, 4, 2, 16>}
+// CHECK-NEXT: %[[C:.*]] = tfc.slice %arg1 {axis = 1 : i64, end = 2 : i64, start = 0 : i64}
+// CHECK-NEXT: tfc.reshape %[[C]] {shape = array<i64: -1, 2, 4, 16>}
+func.func @reshape_of_slice_kept(%x: tensor<?x2x192xf32>, %y: tensor<?x4x64xf32>) -> (tensor<?x2x4x16xf32>, tensor<?x4x2x16xf32>, tensor<?x2x4x16xf32>) {
+  %a = tfc.slice %x {axis = 2 : i64, start = 8 : i64, end = 72 : i64} : tensor<?x2x192xf32> -> tensor<?x2x64xf32>
+  %ah = tfc.reshape %a {shape = array<i64: -1, 2, 4, 16>} : tensor<?x2x64xf32> -> tensor<?x2x4x16xf32>
+  %b = tfc.slice %x {axis = 2 : i64, start = 0 : i64, end = 64 : i64} : tensor<?x2x192xf32> -> tensor<?x2x64xf32>
+  %bh = tfc.reshape %b {shape = array<i64: -1, 4, 2, 16>} : tensor<?x2x64xf32> -> tensor<?x4x2x16xf32>
+  %c = tfc.slice %y {axis = 1 : i64, start = 0 : i64, end = 2 : i64} : tensor<?x4x64xf32> -> tensor<?x2x64xf32>
+  %ch = tfc.reshape %c {shape = array<i64: -1, 2, 4, 16>} : tensor<?x2x64xf32> -> tensor<?x2x4x16xf32>
+  return %ah, %bh, %ch : tensor<?x2x4x16xf32>, tensor<?x4x2x16xf32>, tensor<?x2x4x16xf32>
+}
