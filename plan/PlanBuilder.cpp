@@ -731,9 +731,21 @@ llvm::Error EntryBuilder::addGatherChecks(mlir::tfc::GatherOp gather,
 // Steps
 //===----------------------------------------------------------------------===//
 
+/// Every use of `v` is an operand of a step that calls a kernel reading
+/// it (a kernel's operands may have any strides but a dense innermost axis):
+/// no reshape (whose view needs a dense input), cache step or entry result.
+static bool readOnlyByKernels(Value v) {
+  return llvm::all_of(v.getUsers(), [](Operation *user) {
+    auto family = dyn_cast<mlir::tfc::KernelFamilyOpInterface>(user);
+    return family && family.getKernelFamily() != rt::KernelFamily::None &&
+           family.getKernelFamily() != rt::KernelFamily::View;
+  });
+}
+
 /// A transpose that keeps the last axis last, or a slice with step 1 on the
 /// last axis, reads its input with other strides: the executor may bind its
-/// result as a view (rt::PlanStep::StridedView). Other ops: none.
+/// result as a view (rt::PlanStep::StridedView), also a strided one where
+/// only kernels read it. Other ops: none.
 static rt::PlanStep::StridedView stridedViewOf(Operation *op) {
   rt::PlanStep::StridedView view;
   if (auto transpose = dyn_cast<mlir::tfc::TransposeOp>(op)) {
@@ -742,6 +754,7 @@ static rt::PlanStep::StridedView stridedViewOf(Operation *op) {
       return view;
     for (int64_t axis : perm)
       view.perm.push_back(static_cast<int32_t>(axis));
+    view.strided = readOnlyByKernels(transpose.getResult());
     return view;
   }
   auto slice = dyn_cast<mlir::tfc::SliceOp>(op);
@@ -757,7 +770,28 @@ static rt::PlanStep::StridedView stridedViewOf(Operation *op) {
   view.axis = static_cast<int32_t>(axis);
   view.start = static_cast<int64_t>(slice.getStart());
   view.step = step;
+  view.strided = readOnlyByKernels(slice.getResult());
   return view;
+}
+
+/// The memory order of the result of a kernel step `op` whose one use is a
+/// transpose that keeps the last axis last (rt::PlanStep::layout): that
+/// transpose's permutation, so that the transpose reads it densely and is
+/// a view. Attention's result before the head merge. Otherwise row-major
+/// (empty).
+static std::vector<int32_t> layoutOf(Operation *op,
+                                     const rt::PlanStep::StridedView &view) {
+  auto family = dyn_cast<mlir::tfc::KernelFamilyOpInterface>(op);
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse() ||
+      !view.empty() || !family ||
+      family.getKernelFamily() == rt::KernelFamily::View)
+    return {};
+  auto transpose =
+      dyn_cast<mlir::tfc::TransposeOp>(*op->getResult(0).getUsers().begin());
+  if (!transpose)
+    return {};
+  rt::PlanStep::StridedView read = stridedViewOf(transpose);
+  return read.empty() ? std::vector<int32_t>() : read.perm;
 }
 
 llvm::Error EntryBuilder::addStep(Operation *op) {
@@ -821,6 +855,7 @@ llvm::Error EntryBuilder::addStep(Operation *op) {
   if (auto attention = dyn_cast<mlir::tfc::FusedAttentionOp>(op))
     addOneRowVariant(attention, step);
   step.view = stridedViewOf(op);
+  step.layout = layoutOf(op, step.view);
   step.location = locationString(op->getLoc());
   entry.steps.push_back(std::move(step));
   return llvm::Error::success();

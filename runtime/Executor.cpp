@@ -135,6 +135,23 @@ struct BoundBuffer {
     return describeWindow(tensor, offsets, shape, buffer, dims.data());
   }
 
+  /// `t`, allocated row-major in the order `layout` (PlanStep::layout:
+  /// memory axis j is axis layout[j]), described with its axes in their
+  /// own order.
+  Status bindLaidOut(Tensor t, const std::vector<int32_t> &layout) {
+    TFC_RT_RETURN_IF_ERROR(bind(std::move(t)));
+    const size_t rank = layout.size();
+    std::vector<halide_dimension_t> own(rank);
+    // Halide dimension i is memory axis rank - 1 - i, which is axis
+    // layout[rank - 1 - i].
+    for (size_t i = 0; i < rank; ++i)
+      own[rank - 1 - static_cast<size_t>(layout[rank - 1 - i])] = dims[i];
+    dims = std::move(own);
+    buffer.dim = dims.data();
+    view = true;
+    return Status::success();
+  }
+
   /// `like` with these dimensions and host pointer; `keep` keeps the
   /// memory alive.
   void bindStrided(Tensor keep, const halide_buffer_t &like,
@@ -1414,13 +1431,13 @@ bool Executor::Run::bindView(const PlanStep &step, Status &status) {
   return true;
 }
 
-/// A transpose or slice on the host (PlanStep::StridedView) whose result
-/// reads its input's memory densely: the result is bound as a view of the
-/// input, no kernel runs. That is every head split and merge of a decode
-/// step (one position: the axes it moves have extent 1). Where the result
-/// would be strided (prefill), the kernel copies it, so that the kernels
-/// after it read dense rows. Returns false when the step must run its
-/// kernel.
+/// A transpose or slice on the host (PlanStep::StridedView): the result is
+/// bound as a view of the input, no kernel runs, when it reads its input's
+/// memory densely (every head split and merge of a decode step: the axes it
+/// moves have extent 1; the head merge after an attention laid out for it,
+/// PlanStep::layout), or when the plan allows a strided one (only kernels
+/// read it: the head split at prefill). Returns false when the step must
+/// run its kernel.
 bool Executor::Run::bindStridedView(const PlanStep &step) {
   if (step.view.empty() || !impl.options.stridedViews)
     return false;
@@ -1431,7 +1448,8 @@ bool Executor::Run::bindStridedView(const PlanStep &step) {
   const halide_buffer_t &src = *state.buffers[in];
   auto view = stridedView(step.view, src, shapes[id]);
   if (!view ||
-      !isDense(view->first.data(), static_cast<int>(view->first.size())))
+      (!step.view.strided &&
+       !isDense(view->first.data(), static_cast<int>(view->first.size()))))
     return false;
   std::unique_ptr<BoundBuffer> bound = state.take();
   bound->bindStrided(*memoryOf(in), src, std::move(view->first),
@@ -1440,17 +1458,27 @@ bool Executor::Run::bindStridedView(const PlanStep &step) {
   return true;
 }
 
+/// Allocates the step's outputs, each in a block of its own. An output
+/// with a layout (PlanStep::layout) is allocated in that order where the
+/// executor binds strided views (host buffers), so that the transpose
+/// after it is a dense view.
 Status Executor::Run::allocateOutputs(const PlanStep &step) {
+  const bool laidOut = !step.layout.empty() && impl.options.stridedViews &&
+                       !impl.options.deviceFree;
   for (int32_t out : step.outputs) {
     size_t id = static_cast<size_t>(out);
-    Expected<Tensor> t =
-        impl.pool->allocate(entry.values[id].dtype, shapes[id]);
+    Shape memory = shapes[id];
+    if (laidOut)
+      for (size_t j = 0; j < memory.size(); ++j)
+        memory[j] = shapes[id][static_cast<size_t>(step.layout[j])];
+    Expected<Tensor> t = impl.pool->allocate(entry.values[id].dtype, memory);
     if (!t)
       return Status::error("could not allocate its output " +
                            typeToString(entry.values[id].dtype, shapes[id]) +
                            ": " + t.message());
     std::unique_ptr<BoundBuffer> bound = state.take();
-    TFC_RT_RETURN_IF_ERROR(bound->bind(t.take()));
+    TFC_RT_RETURN_IF_ERROR(laidOut ? bound->bindLaidOut(t.take(), step.layout)
+                                   : bound->bind(t.take()));
     state.buffers[id] = &bound->buffer;
     state.owned[id] = std::move(bound);
     blockOwner[id] = static_cast<int32_t>(id);
@@ -1505,6 +1533,7 @@ Status Executor::Run::runStep(size_t stepIndex) {
   if (Status s = allocateOutputs(step); !s.ok())
     return stepError(s.message());
   ++impl.stats.steps;
+  ++impl.stats.kernelCalls;
   args.clear();
   for (int32_t in : step.inputs)
     args.push_back(state.buffers[static_cast<size_t>(in)]);

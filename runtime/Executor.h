@@ -76,8 +76,9 @@ struct ExecutorOptions {
   std::string (*kernelErrorMessage)() = nullptr;
   /// Transposes and slices that a plan marks as strided views
   /// (PlanStep::StridedView) bind their result as a view of their input on
-  /// host buffers instead of copying it; false runs their kernels (tests
-  /// compare the two).
+  /// host buffers instead of copying it, and outputs with a layout
+  /// (PlanStep::layout) are allocated in it; false runs their kernels on
+  /// row-major outputs (tests compare the two).
   bool stridedViews = true;
 };
 
@@ -88,6 +89,9 @@ struct RunStats {
   /// Of those, steps bound as strided views of their input instead of
   /// calling their kernel (ExecutorOptions::stridedViews).
   size_t views = 0;
+  /// Of those, steps that called a kernel (not a view, a cache step or a
+  /// step the weight prologue ran).
+  size_t kernelCalls = 0;
   /// The largest total size of temps alive at once, in bytes: what the
   /// plan's `release` lists buy over keeping every intermediate.
   size_t peakTempBytes = 0;

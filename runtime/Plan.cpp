@@ -279,6 +279,37 @@ private:
     return Status::success();
   }
 
+  /// Whether `perm` is a permutation of `rank` axes that keeps the last one
+  /// last (the kernels' innermost axis is dense); else what is wrong.
+  static std::string checkPermutation(const std::vector<int32_t> &perm,
+                                      size_t rank) {
+    std::vector<bool> seen(rank, false);
+    for (int32_t a : perm) {
+      if (a < 0 || static_cast<size_t>(a) >= rank || seen[static_cast<size_t>(a)])
+        return "is not a permutation of the axes";
+      seen[static_cast<size_t>(a)] = true;
+    }
+    if (perm.size() != rank)
+      return "is not a permutation of the axes";
+    if (rank > 0 && perm.back() != static_cast<int32_t>(rank) - 1)
+      return "must keep the last axis last";
+    return "";
+  }
+
+  /// A layout is a permutation of the one output's axes, last axis last.
+  Status verifyLayout(const PlanStep &step, const std::string &where) const {
+    if (step.layout.empty())
+      return Status::success();
+    if (step.op != PlanStep::Op::Kernel || step.outputs.size() != 1 ||
+        !validId(step.outputs[0]))
+      return Status::error(where + ": layout: only a kernel step of one "
+                                   "output has a layout");
+    size_t rank = entry.values[static_cast<size_t>(step.outputs[0])].shape.size();
+    std::string why = checkPermutation(step.layout, rank);
+    return why.empty() ? Status::success()
+                       : Status::error(where + ": layout " + why);
+  }
+
   /// A strided view reads one input of the result's rank: `perm` is a
   /// permutation that keeps the last axis last (the kernels' innermost axis
   /// is dense), and a slice has a valid axis, start >= 0 and step >= 1, with
@@ -297,15 +328,9 @@ private:
     if (v.perm.size() != rank ||
         entry.values[static_cast<size_t>(step.outputs[0])].shape.size() != rank)
       return bad("the permutation, input and result ranks differ");
-    std::vector<bool> seen(rank, false);
-    for (int32_t a : v.perm) {
-      if (a < 0 || static_cast<size_t>(a) >= rank || seen[static_cast<size_t>(a)])
-        return bad("perm is not a permutation of the axes");
-      seen[static_cast<size_t>(a)] = true;
-    }
+    if (std::string why = checkPermutation(v.perm, rank); !why.empty())
+      return bad("perm " + why);
     int32_t last = static_cast<int32_t>(rank) - 1;
-    if (rank > 0 && v.perm.back() != last)
-      return bad("the last axis must stay last");
     if (v.axis >= static_cast<int32_t>(rank) || v.axis < -1 || v.start < 0 ||
         v.step < 1 || (v.axis == last && v.step != 1))
       return bad("slice axis " + std::to_string(v.axis) + ", start " +
@@ -475,6 +500,7 @@ private:
                                ", which is not defined there");
       TFC_RT_RETURN_IF_ERROR(verifyVariant(step, where));
       TFC_RT_RETURN_IF_ERROR(verifyView(step, where));
+      TFC_RT_RETURN_IF_ERROR(verifyLayout(step, where));
       for (int32_t id : step.outputs) {
         if (!validId(id) ||
             entry.values[static_cast<size_t>(id)].kind != PlanValue::Kind::Temp)
@@ -635,6 +661,11 @@ static bool base64Decode(const std::string &text, std::vector<uint8_t> &out) {
 //               "dim_checks": [{"dim", "min", "what"}],
 //               "steps": [{"kernel", "inputs", "outputs", "release",
 //                          "location"}]}]}
+//
+// Optional step members, present only where a step has one (plans without
+// them read as before): "variant" {kernel, input, axis, extent}, "view"
+// {perm, axis, start, step, "strided" when true} and "layout" [axis..]
+// (PlanStep).
 
 static constexpr int kPlanFormatVersion = 3;
 
@@ -757,11 +788,16 @@ Expected<std::string> serializePlan(const Plan &plan) {
                            {"input", s.variant.input},
                            {"axis", s.variant.axis},
                            {"extent", s.variant.extent}};
-      if (!s.view.empty())
+      if (!s.view.empty()) {
         step["view"] = {{"perm", s.view.perm},
                         {"axis", s.view.axis},
                         {"start", s.view.start},
                         {"step", s.view.step}};
+        if (s.view.strided)
+          step["view"]["strided"] = true;
+      }
+      if (!s.layout.empty())
+        step["layout"] = s.layout;
       steps.push_back(std::move(step));
     }
     entry["steps"] = std::move(steps);
@@ -971,6 +1007,11 @@ static bool readView(Reader &r, const json &v, const std::string &path,
     return false;
   if (view.perm.empty())
     return r.fail(path + ".perm", "a view needs a permutation");
+  if (v.contains("strided")) {
+    if (!v["strided"].is_boolean())
+      return r.fail(path + ".strided", "expected true or false");
+    view.strided = v["strided"].get<bool>();
+  }
   return true;
 }
 
@@ -1083,6 +1124,8 @@ static bool readEntry(Reader &r, const json &e, const std::string &path,
          !r.readInt(*variant, pv, "extent", step.variant.extent)))
       return r.fail(pv, "expected {kernel, input, axis, extent}");
     if (s.contains("view") && !readView(r, s["view"], p + ".view", step.view))
+      return false;
+    if (s.contains("layout") && !r.readIds(s, p, "layout", step.layout))
       return false;
     if (op < 0 || op > static_cast<int32_t>(PlanStep::Op::CacheStack))
       return r.fail(p + ".op", "unknown step op " + std::to_string(op));

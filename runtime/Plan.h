@@ -98,15 +98,25 @@ struct PlanStep {
   /// result as a strided view of the input instead of calling the kernel.
   /// Result axis i is input axis perm[i] (the identity for a slice); a slice
   /// (axis >= 0) takes elements start, start + step, ... of input axis
-  /// `axis`. Empty perm: none.
+  /// `axis`. Empty perm: none. The executor binds the view when it reads
+  /// the input densely, or, when `strided`, whenever it can (only kernels
+  /// read the result: no reshape, cache step or entry output).
   struct StridedView {
     std::vector<int32_t> perm;
     int32_t axis = -1;
     int64_t start = 0;
     int64_t step = 1;
+    bool strided = false;
     bool empty() const { return perm.empty(); }
   };
   StridedView view;
+  /// The order in which the step's one output lies in memory, outermost
+  /// axis first (a permutation that keeps the last axis last); empty:
+  /// row-major. Where the output's one use is a transpose view, it is that
+  /// transpose's permutation, so that the transpose reads it densely
+  /// (attention's result before the head merge). The executor allocates it
+  /// so where it binds strided views (host buffers); otherwise row-major.
+  std::vector<int32_t> layout;
   /// The kernel to call for inputs of these shapes (`inputShape(i)` the
   /// extents of input position i).
   template <typename ShapeOf>

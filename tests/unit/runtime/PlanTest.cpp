@@ -123,6 +123,8 @@ void expectSamePlan(const Plan &a, const Plan &b) {
       EXPECT_EQ(x.steps[i].view.axis, y.steps[i].view.axis);
       EXPECT_EQ(x.steps[i].view.start, y.steps[i].view.start);
       EXPECT_EQ(x.steps[i].view.step, y.steps[i].view.step);
+      EXPECT_EQ(x.steps[i].view.strided, y.steps[i].view.strided);
+      EXPECT_EQ(x.steps[i].layout, y.steps[i].layout);
     }
   }
 }
@@ -137,8 +139,10 @@ TEST(PlanTest, JsonRoundTrip) {
   plan.constants.push_back(mask);
   plan.constants.push_back(*Tensor::zeros(DType::F32, {0, 3}));
   plan.params.push_back({"unicode ünïcode", {3}, DType::BF16});
-  // The extend entry's slice as a strided view.
-  plan.entries[1].steps[1].view = {{0, 1, 2}, 1, 0, 1};
+  // The extend entry's slice as a strided view (also a strided one), its
+  // result laid out with the first two axes swapped.
+  plan.entries[1].steps[1].view = {{0, 1, 2}, 1, 0, 1, /*strided=*/true};
+  plan.entries[1].steps[1].layout = {1, 0, 2};
 
   Expected<std::string> json = serializePlan(plan);
   ASSERT_TRUE(json.ok()) << json.message();
@@ -297,7 +301,7 @@ TEST(PlanTest, StridedViewsAreVerified) {
   EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) {
                     v.perm = {0, 2, 1};
                   }),
-                  "step 1: view: the last axis must stay last");
+                  "step 1: view: perm must keep the last axis last");
   EXPECT_CONTAINS(verifyView([](PlanStep::StridedView &v) {
                     v.perm = {0, 0, 2};
                   }),
@@ -322,6 +326,26 @@ TEST(PlanTest, StridedViewsAreVerified) {
   plan.entries[1].steps[0].view = {{0, 1, 2}, -1, 0, 1};
   EXPECT_CONTAINS(verifyPlan(plan).message(),
                   "only a kernel step of one input and one output is a view");
+}
+
+/// The toy plan with its extend entry's slice given `layout`:
+/// verifyPlan's message, empty when it verifies.
+std::string verifyLayout(std::vector<int32_t> layout, size_t step = 1) {
+  Plan plan = makeToyPlan();
+  plan.entries[1].steps[step].layout = std::move(layout);
+  Status s = verifyPlan(plan);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(PlanTest, LayoutsAreVerified) {
+  EXPECT_EQ(verifyLayout({}), "");
+  EXPECT_EQ(verifyLayout({1, 0, 2}), "");
+  EXPECT_CONTAINS(verifyLayout({0, 2, 1}),
+                  "step 1: layout must keep the last axis last");
+  EXPECT_CONTAINS(verifyLayout({0, 0, 2}),
+                  "step 1: layout is not a permutation of the axes");
+  EXPECT_CONTAINS(verifyLayout({0, 1}),
+                  "step 1: layout is not a permutation of the axes");
 }
 
 TEST(PlanTest, DeserializeNeverCrashesOnTruncationOrMutation) {

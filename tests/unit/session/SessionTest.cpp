@@ -215,10 +215,12 @@ TEST(Session, FrontHalfStopsAtEachStage) {
 }
 
 // Head split and merge as the executor's strided views (PlanStep::
-// StridedView): where a slice or transpose reads its input densely it is
-// bound as a view, else its kernel copies; either way the outputs equal
-// those of the kernels alone (ExecutorOptions::stridedViews = false), bit
-// for bit. Outputs that are views are returned as dense copies.
+// StridedView): a slice or transpose is bound as a view where it reads its
+// input densely, or where only kernels read its result (then also a strided
+// one), else its kernel copies; a result whose one use is a transpose is
+// laid out for it (PlanStep::layout). Either way the outputs equal those of
+// the kernels alone on row-major buffers (ExecutorOptions::stridedViews =
+// false), bit for bit. Outputs that are views are returned as dense copies.
 TEST(Session, StridedViewsEqualTheKernels) {
   std::string path = writeModel("views.tfm", R"(model views
 config {
@@ -238,14 +240,16 @@ entry f(x: f32[batch, seq, 24]) {
   ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   // (batch, seq, steps bound as views). One row: the 3 slices, the 2 head
   // splits' transposes and the merge's (the last transpose moves the
-  // innermost axis: always a kernel). Two rows of one position: the
-  // slices are strided, the transposes still dense. Several positions:
-  // every result would be strided; the kernels copy.
+  // innermost axis: always a kernel). More rows: the slices of whole heads
+  // of reshape(x) (tfc-simplify) and c's head split are strided views read
+  // only by kernels; the merge reads the product, laid out for it, densely;
+  // `s` (returned) and q's head split (returned, and read by a transpose)
+  // would be strided: their kernels copy.
   struct Case {
     int64_t batch, seq;
     size_t views;
   };
-  for (Case c : {Case{1, 1, 6}, Case{2, 1, 3}, Case{2, 3, 0}}) {
+  for (Case c : {Case{1, 1, 6}, Case{2, 1, 4}, Case{2, 3, 4}}) {
     int64_t seq = c.seq;
     std::vector<float> values(static_cast<size_t>(c.batch * seq * 24));
     for (size_t i = 0; i < values.size(); ++i)
@@ -274,6 +278,91 @@ entry f(x: f32[batch, seq, 24]) {
       ASSERT_EQ(a.shape(), b.shape()) << i;
       EXPECT_EQ(std::memcmp(a.data(), b.data(), a.byteSize()), 0)
           << "output " << i << " at seq " << seq;
+    }
+  }
+}
+
+// The head split and merge of BERT's and GPT-2's attention at prefill bind
+// as views: per layer the 3 slices of whole heads of the merged Q/K/V
+// projection, their 3 transposes and the merge's transpose of the
+// attention result (laid out for it); the reshapes are views too, so no
+// data-movement kernel runs in a layer. The outputs equal the kernels'
+// (row-major buffers) bit for bit.
+TEST(Session, HeadSplitAndMergeAreViewsAtPrefill) {
+  struct Case {
+    std::string model, entry;
+    size_t views; // 2 layers of 7
+    size_t kernelCalls;
+  };
+  // The kernels that run. BERT-tiny: gather, positions, gather, add,
+  // add_layer_norm; per layer the Q/K/V linear, attention, the output
+  // linear, add_layer_norm, the FFN's two linears, add_layer_norm (7); then
+  // the pooler's slice (strided at batch 2 and read by a reshape: its
+  // kernel copies), linear and tanh. GPT-2-tiny: gather, positions, gather;
+  // 7 per layer (the embeddings' add in the first add_layer_norm); the
+  // final add_layer_norm and the LM head's matmul.
+  for (const Case &c : {Case{"examples/tiny/bert-tiny.tfm", "encode", 14,
+                             5 + 2 * 7 + 3},
+                        Case{"examples/tiny/gpt2-tiny.tfm", "forward", 14,
+                             3 + 2 * 7 + 2}}) {
+    session::CompileOptions options;
+    options.model.path = sourcePath(c.model);
+    options.cache.dir = TFC_SESSION_TEST_CACHE;
+    llvm::Expected<session::CompiledModel> model = session::compile(options);
+    ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+    llvm::Expected<const rt::PlanEntry *> entry =
+        model->requireEntry(c.entry);
+    ASSERT_TRUE(static_cast<bool>(entry)) << llvm::toString(entry.takeError());
+    std::vector<rt::Tensor> inputs;
+    for (int32_t id : (*entry)->inputs) {
+      const rt::PlanValue &value = (*entry)->values[static_cast<size_t>(id)];
+      std::vector<int64_t> shape = {2, 5};
+      ASSERT_EQ(value.shape.size(), 2u) << c.model;
+      std::vector<int32_t> data(10);
+      for (size_t i = 0; i < data.size(); ++i)
+        data[i] = value.dtype == rt::DType::Bool
+                      ? (i % 5 != 4 || i < 5)
+                      : static_cast<int32_t>(7 * i + 3) % 50;
+      rt::Expected<rt::Tensor> t =
+          value.dtype == rt::DType::Bool
+              ? rt::Tensor::allocate(rt::DType::Bool, shape)
+              : rt::Tensor::fromI32(shape, data);
+      ASSERT_TRUE(t.ok()) << t.message();
+      if (value.dtype == rt::DType::Bool)
+        for (size_t i = 0; i < data.size(); ++i)
+          t->dataAs<uint8_t>()[i] = static_cast<uint8_t>(data[i]);
+      inputs.push_back(std::move(*t));
+    }
+    session::WeightSource random;
+    random.random = true;
+    random.seed = 3;
+    std::vector<std::vector<rt::Tensor>> results;
+    std::vector<rt::RunStats> stats;
+    for (bool strided : {true, false}) {
+      rt::Expected<rt::WeightMap> weights =
+          session::loadWeights(model->plan(), random);
+      ASSERT_TRUE(weights.ok()) << weights.message();
+      rt::ExecutorOptions executorOptions;
+      executorOptions.stridedViews = strided;
+      rt::Expected<rt::Executor> executor =
+          rt::Executor::create(model->plan(), model->kernels,
+                               std::move(*weights), executorOptions);
+      ASSERT_TRUE(executor.ok()) << executor.message();
+      rt::Expected<std::vector<rt::Tensor>> out =
+          executor->run(c.entry, inputs);
+      ASSERT_TRUE(out.ok()) << out.message();
+      results.push_back(std::move(*out));
+      stats.push_back(executor->lastRunStats());
+    }
+    EXPECT_EQ(stats[0].views, c.views) << c.model;
+    EXPECT_EQ(stats[1].views, 0u) << c.model;
+    EXPECT_EQ(stats[0].kernelCalls, c.kernelCalls) << c.model;
+    ASSERT_EQ(results[0].size(), results[1].size());
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      const rt::Tensor &a = results[0][i], &b = results[1][i];
+      ASSERT_EQ(a.shape(), b.shape()) << c.model << " output " << i;
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.byteSize()), 0)
+          << c.model << " output " << i;
     }
   }
 }
