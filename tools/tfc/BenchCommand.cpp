@@ -882,6 +882,8 @@ void printJson(const Bench &bench, const BenchOptions &options,
   field("gflops", num(t.median > 0 ? bench.work.flops / t.median / 1e6 : 0));
   field("uncounted_ops", std::to_string(bench.work.uncounted));
   field("steps", std::to_string(stats.steps));
+  field("kernel_calls", std::to_string(stats.kernelCalls));
+  field("strided_views", std::to_string(stats.views));
   field("kernels", std::to_string(bench.model.kernels.size()));
   field("peak_temp_bytes", std::to_string(stats.peakTempBytes));
   field("compile_s", num(bench.model.stats.seconds));
@@ -939,6 +941,9 @@ void printText(const Bench &bench, const BenchOptions &options,
                        "executor setup %.2f s\n",
                        bench.model.kernels.size(), stats.steps,
                        bench.model.stats.seconds, bench.createSeconds);
+  llvm::outs() << strf("steps    %zu kernel calls, %zu strided views "
+                       "(docs/runtime.md, \"Views\")\n",
+                       stats.kernelCalls, stats.views);
   llvm::outs() << strf("threads  %d; %d warm-up + %d timed runs\n",
                        bench.threads, options.warmup, options.repeat);
   llvm::outs() << strf("time     median %.3f ms  (min %.3f, max %.3f); CPU "
