@@ -18,7 +18,7 @@
 // tfc.fused_attention: an online softmax over chunks of keys. For each
 // (batch, head, block of kQueryBlock queries) task:
 //   acc = (o = 0, m = -max, l = 0)                   per query row, Dv wide
-//   for each chunk of C = min(Sk, kKeyChunk) keys:
+//   for each chunk of C keys:
 //     kt   = the chunk of K, transposed ([D, C]: keys contiguous)
 //     s    = scale * q kt (+ bias), `fill` where not allowed   [rows, C]
 //            (register tiles of 8 rows x 32 keys, like the matmul)
@@ -28,11 +28,23 @@
 //   out = o / l
 // Only one chunk of scores per task exists at a time ([kQueryBlock, C]), so
 // memory does not grow with Sq * Sk and the [B, H, Sq, Sk] scores are never
-// materialized. For Sk <= kKeyChunk there is a single chunk: the rescaling
-// then costs one multiply per output element. The causal condition and the
-// masks are evaluated on the fly from indices; masked scores get `fill`
-// (finite, like the unfused graph's masked_fill), keys past Sk in the last
-// chunk get weight 0.
+// materialized. The causal condition and the masks are evaluated on the fly
+// from indices; masked scores get `fill` (finite, like the unfused graph's
+// masked_fill), keys past Sk in the last chunk get weight 0.
+//
+// On the CPU there is one chunk, C = Sk: a block's scores are kept whole
+// (kQueryBlock x Sk floats, and as many weights: 64 KB per block at 1024
+// keys), so no running state is rescaled (the first chunk's alpha is 0 and
+// beta 1, known at compile time). Against chunks of 256 keys, 1 thread,
+// 12 heads of 64 (bench/micro/attention.tfm, session 10), with a padding
+// mask: 6 % faster at 128 tokens, 9-21 % at 512-2048; causal (with the
+// skipping below): 25 % faster at 128, 13 % at 512, 3 % at 1024, but
+// 12-16 % slower at 2048-4096 (a block's scores no longer fit in L1).
+// Under a plain causal mask a block reads only the keys up to its last
+// row's last one: the max, the sum and P V skip the rest, so its scores
+// and weights are computed up to there only (about half the work of a
+// square causal prefill). The GPU keeps chunks of gpu::kAttentionKeyChunk
+// keys in shared memory.
 //
 // Decode variant (CPU, one query row, D a multiple of 16: a decode step):
 // the blocks above would compute kQueryBlock rows for one and transpose all
@@ -89,13 +101,12 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
 namespace {
 
-/// Queries per block (a block's rows share the pass over the keys), and
-/// keys per chunk of the online softmax. A block is computed whole (its
+/// Queries per block (a block's rows share the pass over the keys). A
+/// block is computed whole (its
 /// rows past Sq are clamped), so a decode step (Sq = 1) computes kQueryBlock
 /// rows: 8, one score tile, rather than 32 (GPT-2 decode at 512 cached
 /// tokens: 48.7 -> 40.6 ms; prefill and 1024-token attention unchanged).
 constexpr int kQueryBlock = 8;
-constexpr int kKeyChunk = 256;
 /// The score register tile: 8 query rows x 32 keys (2 vectors).
 constexpr int kScoreRows = 8;
 constexpr int kScoreKeys = 32;
@@ -228,23 +239,28 @@ llvm::Expected<Func> buildAddLayerNorm(KernelContext &ctx,
 // tfc.fused_attention
 //===----------------------------------------------------------------------===//
 
-/// Vectorizes the reduction `f`'s update over the RVar `r` (contiguous in
-/// memory): 16 partial results per point, combined at the end, computed at
-/// `at` with the lanes innermost in storage (rfactor appends the lane
-/// dimension last, which makes the vectors strided when `f` covers more than
-/// one point at `at`).
+/// Computes the reduction `update` (of a Func) as kVectorLanes partial
+/// results per point, `lane` (an RVar of extent kVectorLanes, contiguous in
+/// memory) being the vector, combined at the end; the partial results are
+/// computed at `at` with the lanes innermost in storage (rfactor appends the
+/// lane dimension last, which makes the vectors strided when the Func covers
+/// more than one point at `at`).
+void laneSums(Stage update, const RVar &lane, const LoopLevel &at) {
+  Var l("lane");
+  Func lanes = update.rfactor(lane, l);
+  std::vector<Var> storage = {l};
+  for (const Var &v : lanes.args())
+    if (v.name() != l.name())
+      storage.push_back(v);
+  lanes.compute_at(at).reorder_storage(storage).vectorize(l);
+  lanes.update().vectorize(l);
+}
+
+/// laneSums over `r`, split into groups of kVectorLanes.
 void vectorizeLanes(Func f, const RVar &r, const LoopLevel &at) {
   RVar ro("ro"), ri("ri");
-  Var lane("lane");
-  Func lanes = f.update()
-                   .split(r, ro, ri, kVectorLanes, TailStrategy::GuardWithIf)
-                   .rfactor(ri, lane);
-  std::vector<Var> storage = {lane};
-  for (const Var &v : lanes.args())
-    if (v.name() != lane.name())
-      storage.push_back(v);
-  lanes.compute_at(at).reorder_storage(storage).vectorize(lane);
-  lanes.update().vectorize(lane);
+  laneSums(f.update().split(r, ro, ri, kVectorLanes, TailStrategy::GuardWithIf),
+           ri, at);
 }
 
 /// The operands and attributes of a tfc.fused_attention.
@@ -259,8 +275,8 @@ struct AttentionOperands {
 struct AttentionShape {
   Expr B, H, D, Sk, Sq, Dv;
   std::optional<int64_t> staticD, staticDv;
-  /// Keys per chunk: C = min(Sk, the chunk) (at least 1), ceil(Sk / C)
-  /// chunks.
+  /// Keys per chunk: C = min(Sk, the chunk) (at least 1; all of Sk without
+  /// a chunk size), ceil(Sk / C) chunks.
   Expr C, numChunks;
 };
 
@@ -276,14 +292,17 @@ struct AttentionVars {
 /// reduction domains.
 struct AttentionFuncs {
   explicit AttentionFuncs(const KernelContext &ctx)
-      : kin(ctx.func("kin")), kt(ctx.func("kt")), sacc(ctx.func("qk")),
+      : kin(ctx.func("kin")), kt(ctx.func("kt")), qrows(ctx.func("qrows")),
+        sacc(ctx.func("qk")),
         raw(ctx.func("scores")), s(ctx.func("masked")),
         bmax(ctx.func("chunk_max")), p(ctx.func("weights")),
         bsum(ctx.func("chunk_sum")), pv(ctx.func("pv")), acc(ctx.func("acc")),
         out(ctx.func()) {}
 
-  Func kin, kt, sacc, raw, s, bmax, p, bsum, pv, acc, out;
-  RDom rd, rj, rc;
+  Func kin, kt, qrows, sacc, raw, s, bmax, p, bsum, pv, acc, out;
+  /// rj: the keys of a chunk's P V; rm, rs: of its max and sum, as (lane,
+  /// group).
+  RDom rd, rj, rm, rs, rc;
   /// The result at (e, i, h, b).
   Expr value;
 };
@@ -322,7 +341,8 @@ llvm::Expected<AttentionOperands> readAttentionOperands(KernelContext &ctx,
 
 /// Sizes. Where an operand is dynamic and another gives the size, the
 /// kernel constrains it, so mismatched buffers are refused.
-AttentionShape attentionShape(const AttentionOperands &o, int keyChunk) {
+AttentionShape attentionShape(const AttentionOperands &o,
+                              std::optional<int> keyChunk) {
   TensorInput &q = *o.q, &k = *o.k, &v = *o.v;
   auto tie = [](TensorInput &t, int axis, const Expr &extent) {
     if (!t.staticExtent(axis))
@@ -353,7 +373,12 @@ AttentionShape attentionShape(const AttentionOperands &o, int keyChunk) {
   sh.staticD = q.staticExtent(3) ? q.staticExtent(3) : k.staticExtent(3);
   sh.staticDv = v.staticExtent(3);
 
-  sh.C = max(min(sh.Sk, keyChunk), 1);
+  if (!keyChunk) {
+    sh.C = max(sh.Sk, 1);
+    sh.numChunks = 1;
+    return sh;
+  }
+  sh.C = max(min(sh.Sk, *keyChunk), 1);
   sh.numChunks = (sh.Sk + sh.C - 1) / sh.C;
   return sh;
 }
@@ -392,7 +417,8 @@ void defineAttentionScores(const KernelContext &ctx, const AttentionOperands &o,
 
   f.rd = RDom(0, sh.D, ctx.base + "_d");
   f.sacc(j, i, h, b) = 0.0f;
-  f.sacc(j, i, h, b) += o.q->at({b, h, iq, f.rd}) * f.kt(j, f.rd, h, b);
+  f.qrows(d, i, h, b) = o.q->at({b, h, iq, d});
+  f.sacc(j, i, h, b) += f.qrows(f.rd, i, h, b) * f.kt(j, f.rd, h, b);
 
   Expr score = f.sacc(j, i, h, b) * o.scale;
   Expr allowed = applyAttentionMasks(o, sh, i, j, h, b, score);
@@ -412,19 +438,46 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
   const Var &e = v.e, &jj = v.jj, &ch = v.ch, &i = v.i, &ii = v.ii, &qb = v.qb,
             &h = v.h, &b = v.b;
   const Expr &C = sh.C, &Sk = sh.Sk;
+  // Keys of a chunk: rj for P V; for the max and the sum on the CPU, (lane,
+  // group) with key = 16 group + lane in the chunk, whose lanes are computed
+  // as vectors (rfactor) and whose groups can be bounded (on the GPU, rj).
   f.rj = RDom(0, C, ctx.base + "_j");
   const RDom &rj = f.rj;
   Expr key = ch * C + rj;
+  auto statKeys = [&](const std::string &name, RDom &r) {
+    if (ctx.gpu()) {
+      r = rj;
+      return std::pair<Expr, Expr>(Expr(rj.x), Internal::const_true());
+    }
+    r = RDom(0, kVectorLanes, 0, (C + kVectorLanes - 1) / kVectorLanes,
+             ctx.base + name);
+    Expr inChunk = r.y * kVectorLanes + r.x;
+    return std::pair<Expr, Expr>(inChunk, inChunk < C);
+  };
+  auto [jM, inChunkM] = statKeys("_jm", f.rm);
+  auto [jS, inChunkS] = statKeys("_js", f.rs);
+  // Under a plain causal mask, the keys after the last one a query block's
+  // last row sees only hold weights exp(fill - m) = 0 (CPU): the block
+  // skips them, so its scores and weights are computed up to that key only.
+  if (!ctx.gpu() && o.causal && !o.keep && !o.bias) {
+    Expr lastKey =
+        (i / kQueryBlock) * kQueryBlock + (kQueryBlock - 1) + (Sk - sh.Sq);
+    f.rj.where(key <= lastKey);
+    f.rm.where(ch * C + f.rm.y * kVectorLanes <= lastKey);
+    f.rs.where(ch * C + f.rs.y * kVectorLanes <= lastKey);
+  }
+  Expr keyM = ch * C + jM;
   f.bmax(ch, i, h, b) = kLowestScore;
-  f.bmax(ch, i, h, b) = max(f.bmax(ch, i, h, b),
-                            select(key < Sk, f.s(key, i, h, b), kLowestScore));
+  f.bmax(ch, i, h, b) =
+      max(f.bmax(ch, i, h, b),
+          select(inChunkM && keyM < Sk, f.s(keyM, i, h, b), kLowestScore));
 
   f.p(jj, ch, i, h, b) =
       select(ch * C + jj < Sk,
              expNeg(f.s(ch * C + jj, i, h, b) - f.bmax(ch, i, h, b)), 0.0f);
 
   f.bsum(ch, i, h, b) = 0.0f;
-  f.bsum(ch, i, h, b) += f.p(rj, ch, i, h, b);
+  f.bsum(ch, i, h, b) += select(inChunkS, f.p(jS, ch, i, h, b), 0.0f);
 
   // Value channels: vectors of 16 run past a Dv that is not a multiple of
   // 16 (computed, never stored); their reads are clamped.
@@ -449,8 +502,14 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
     Expr mOld = acc(e, ii, qb, h, b)[1];
     Expr bm = f.bmax(rc, row, h, b);
     Expr mNew = max(mOld, bm);
-    Expr alpha = select(mOld == mNew, 1.0f, expNeg(mOld - mNew));
-    Expr beta = select(bm == mNew, 1.0f, expNeg(bm - mNew));
+    // The first chunk starts from o = 0, l = 0: alpha is 0 and beta 1 (as
+    // the general expressions give: o and l are 0, bm is the max). With the
+    // CPU's one chunk, the rescaling exps (per value channel and query row)
+    // are not computed at all.
+    Expr later = ctx.gpu() ? Internal::const_true() : rc > 0;
+    Expr alpha =
+        select(later, select(mOld == mNew, 1.0f, expNeg(mOld - mNew)), 0.0f);
+    Expr beta = select(later, select(bm == mNew, 1.0f, expNeg(bm - mNew)), 1.0f);
     acc(e, ii, qb, h, b) = Tuple(
         acc(e, ii, qb, h, b)[0] * alpha + f.pv(e, rc, row, h, b) * beta, mNew,
         acc(e, ii, qb, h, b)[2] * alpha + f.bsum(rc, row, h, b) * beta);
@@ -491,10 +550,10 @@ void scheduleAttentionChunk(AttentionFuncs &f, const AttentionVars &v,
 
   // Chunk statistics and weights.
   f.bmax.compute_at(chunk);
-  vectorizeLanes(f.bmax, RVar(f.rj.x), chunk);
+  laneSums(f.bmax.update(), RVar(f.rm.x), chunk);
   f.p.compute_at(chunk).vectorize(jj, kVectorLanes, TailStrategy::RoundUp);
   f.bsum.compute_at(chunk);
-  vectorizeLanes(f.bsum, RVar(f.rj.x), chunk);
+  laneSums(f.bsum.update(), RVar(f.rs.x), chunk);
 
   // P V: kPVRows rows x Dv in registers, keys innermost but one.
   f.pv.compute_at(f.acc, ao);
@@ -549,6 +608,13 @@ void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
     f.kt.vectorize(j, kVectorLanes, TailStrategy::RoundUp);
   }
 
+  // The block's query rows, dense ([D, kQueryBlock]): the score tiles read
+  // each row at a constant offset.
+  if (sh.staticD) {
+    f.qrows.compute_at(f.out, io);
+    if (*sh.staticD >= kVectorLanes)
+      f.qrows.vectorize(d, kVectorLanes, TailStrategy::RoundUp);
+  }
   f.acc.compute_at(f.out, io);
   if (vecE)
     f.acc.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
@@ -671,7 +737,8 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
   if (!operands)
     return operands.takeError();
   AttentionShape shape = attentionShape(
-      *operands, ctx.gpu() ? gpu::kAttentionKeyChunk : kKeyChunk);
+      *operands, ctx.gpu() ? std::optional<int>(gpu::kAttentionKeyChunk)
+                           : std::nullopt);
   AttentionVars vars;
   AttentionFuncs funcs(ctx);
   defineAttentionScores(ctx, *operands, shape, vars, funcs);
