@@ -612,8 +612,8 @@ void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
   // each row at a constant offset.
   if (sh.staticD) {
     f.qrows.compute_at(f.out, io);
-    if (*sh.staticD >= kVectorLanes)
-      f.qrows.vectorize(d, kVectorLanes, TailStrategy::RoundUp);
+    if (*sh.staticD % kVectorLanes == 0)
+      f.qrows.vectorize(d, kVectorLanes);
   }
   f.acc.compute_at(f.out, io);
   if (vecE)
