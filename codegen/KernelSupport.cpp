@@ -292,14 +292,18 @@ Var parallelRows(Func f, const std::vector<Var> &rowsInnerToOuter,
   return row;
 }
 
-Func vectorizeInnerReduction(Func acc, const RVar &r, const LoopLevel &at) {
+Func vectorizeInnerReduction(Func acc, const RVar &r, const LoopLevel &at,
+                             int vectors) {
   RVar ro("ro"), ri("ri");
   Var lane("lane");
-  Func lanes = acc.update()
-                   .split(r, ro, ri, kVectorLanes, TailStrategy::GuardWithIf)
-                   .rfactor(ri, lane);
+  Func lanes =
+      acc.update()
+          .split(r, ro, ri, kVectorLanes * vectors, TailStrategy::GuardWithIf)
+          .rfactor(ri, lane);
   lanes.compute_at(at).vectorize(lane);
   lanes.update().vectorize(lane);
+  if (vectors > 1)
+    acc.update().atomic().vectorize(ri);
   return lanes;
 }
 

@@ -156,11 +156,15 @@ Halide::Var parallelRows(Halide::Func f,
 void gpuTileStage(Halide::Stage stage, const std::vector<Halide::Var> &vars);
 
 /// CPU: vectorizes the update of the reduction Func `acc` over its RVar `r`
-/// (which must walk contiguous memory) by splitting it into 16 lanes and
-/// factoring the lanes out into an intermediate Func, computed at `at`.
-/// Returns the intermediate.
+/// (which must walk contiguous memory) by splitting it into 16 x `vectors`
+/// lanes and factoring the lanes out into an intermediate Func, computed at
+/// `at`. With `vectors` > 1 the lanes are that many independent accumulator
+/// chains (a chain of dependent adds runs at the add's latency, not its
+/// throughput), summed into `acc` by one vector reduce. Returns the
+/// intermediate.
 Halide::Func vectorizeInnerReduction(Halide::Func acc, const Halide::RVar &r,
-                                     const Halide::LoopLevel &at);
+                                     const Halide::LoopLevel &at,
+                                     int vectors = 1);
 
 /// Adds to `pipeline` the lowering pass that lets Halide 14's x86 backend
 /// emit `vdpbf16ps` for the bf16 matmul (MatmulKernel.cpp): its dot-product
