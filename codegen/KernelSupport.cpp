@@ -157,8 +157,43 @@ Expr accurateErf(const Expr &x0) {
   return p / q;
 }
 
+namespace {
+/// 2^t for t in [-126, 126], relative error ~2e-7 at |t| <= 1 and within
+/// the rounding of t beyond. Cheaper than Halide's exp (no floor, no range
+/// masks): n = round(t) by the 1.5 * 2^23 trick (strict_float, so that the
+/// simplifier does not fold the add and the subtract away), 2^(t - n) =
+/// e^r with r = (t - n) ln 2 in [-ln2 / 2, ln2 / 2] by Cephes' expf
+/// polynomial, and n added to the result's exponent bits.
+Expr exp2Clamped(const Expr &t0) {
+  constexpr float kRound = 12582912.0f; // 1.5 * 2^23
+  Expr t = clamp(t0, -126.0f, 126.0f);
+  Expr shifted = strict_float(t + kRound);
+  Expr n = strict_float(shifted - kRound);
+  // Strict too: with fast-math flags LLVM distributes ln 2 into the
+  // polynomial (a multiply more per term).
+  Expr r = strict_float((t - n) * float(M_LN2));
+  Expr r2 = r * r;
+  Expr p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  p = r * p + 8.3334519073e-3f;
+  p = r * p + 4.1665795894e-2f;
+  p = r * p + 1.6666665459e-1f;
+  p = r * p + 5.0000001201e-1f;
+  p = r2 * p + r + 1.0f;
+  // shifted's bits are those of 1.5 * 2^23 plus n; n << 23 in unsigned
+  // arithmetic (it wraps for n < 0, which is the subtraction wanted).
+  Expr scale = cast<uint32_t>(reinterpret<int32_t>(shifted) - 0x4B400000)
+               << 23;
+  return reinterpret<float>(reinterpret<uint32_t>(p) + scale);
+}
+
+/// x / (1 + 2^t): x * sigmoid(-t ln 2) with one division.
+Expr timesSigmoidOfExp2(const Expr &x, const Expr &t) {
+  return x / (1.0f + exp2Clamped(t));
+}
+} // namespace
+
 Expr sigmoid(const Expr &x) {
-  return 1.0f / (1.0f + exp(-clamp(x, -88.0f, 88.0f)));
+  return timesSigmoidOfExp2(1.0f, x * float(-M_LOG2E));
 }
 
 Expr activation(llvm::StringRef name, const Expr &x) {
@@ -169,13 +204,15 @@ Expr activation(llvm::StringRef name, const Expr &x) {
   if (name == "gelu")
     return 0.5f * x * (1.0f + accurateErf(x * float(M_SQRT1_2)));
   if (name == "gelu_tanh") {
-    // 0.5 * (1 + tanh(u)) == sigmoid(2u): no cancellation for negative x,
-    // and one exp instead of a tanh.
-    Expr u = float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
-    return x * sigmoid(2.0f * u);
+    // 0.5 * (1 + tanh(u)) == sigmoid(2u) == 1 / (1 + 2^t), t = -2u log2(e):
+    // no cancellation for negative x, one exp2 instead of a tanh, and the
+    // constants of u folded into t = x (k0 + k1 x^2).
+    constexpr double k0 = -2.0 * 0.7978845608028654 * M_LOG2E; // sqrt(2/pi)
+    Expr t = x * (x * x * float(k0 * 0.044715) + float(k0));
+    return timesSigmoidOfExp2(x, t);
   }
   if (name == "silu")
-    return x * sigmoid(x);
+    return timesSigmoidOfExp2(x, x * float(-M_LOG2E));
   return Expr();
 }
 
