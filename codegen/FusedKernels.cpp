@@ -36,10 +36,11 @@
 // (kQueryBlock x Sk floats, and as many weights: 64 KB per block at 1024
 // keys), so no running state is rescaled (the first chunk's alpha is 0 and
 // beta 1, known at compile time). Against chunks of 256 keys, 1 thread,
-// 12 heads of 64 (bench/micro/attention.tfm, session 10), with a padding
-// mask: 6 % faster at 128 tokens, 9-21 % at 512-2048; causal (with the
-// skipping below): 25 % faster at 128, 13 % at 512, 3 % at 1024, but
-// 12-16 % slower at 2048-4096 (a block's scores no longer fit in L1).
+// 12 heads of 64 (bench/micro/attention.tfm, docs/benchmarks.md, session
+// 10), with a padding mask: 11 % faster at 128 tokens, 10-16 % at
+// 512-2048; causal (with the skipping below): 28 % faster at 128, 13 % at
+// 512, level at 1024, 8-11 % slower at 2048 (a block's scores and weights,
+// 64 KB each, no longer fit in L1).
 // Under a plain causal mask a block reads only the keys up to its last
 // row's last one: the max, the sum and P V skip the rest, so its scores
 // and weights are computed up to there only (about half the work of a
