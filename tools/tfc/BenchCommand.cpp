@@ -82,6 +82,7 @@ struct BenchOptions {
   bool profile = false;
   bool serve = false;
   bool checkUnfused = false;
+  bool noStridedViews = false;
   uint64_t seed = 0;
 };
 
@@ -508,8 +509,8 @@ bool makeCache(Bench &bench) {
 }
 
 /// The executor, with every compiled kernel behind its profiling
-/// trampoline when `profile`.
-bool createExecutor(Bench &bench, bool profile) {
+/// trampoline when `profile`; `stridedViews` as ExecutorOptions.
+bool createExecutor(Bench &bench, bool profile, bool stridedViews) {
   WeightOptions weightOptions;
   weightOptions.random = true;
   weightOptions.seed = 0;
@@ -534,8 +535,10 @@ bool createExecutor(Bench &bench, bool profile) {
     }
   }
   auto start = std::chrono::steady_clock::now();
-  rt::Expected<rt::Executor> executor =
-      rt::Executor::create(bench.model.plan(), kernels, std::move(*weights));
+  rt::ExecutorOptions executorOptions;
+  executorOptions.stridedViews = stridedViews;
+  rt::Expected<rt::Executor> executor = rt::Executor::create(
+      bench.model.plan(), kernels, std::move(*weights), executorOptions);
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return false;
@@ -589,7 +592,8 @@ std::optional<Bench> prepare(const BenchOptions &options) {
     return std::nullopt;
   }
   bench.inputs = inputs.take();
-  if (!makeCache(bench) || !createExecutor(bench, options.profile))
+  if (!makeCache(bench) ||
+      !createExecutor(bench, options.profile, !options.noStridedViews))
     return std::nullopt;
   return bench;
 }
@@ -1043,5 +1047,9 @@ CommandRunner driver::registerBenchCommand(CLI::App &app) {
   command->add_flag("--profile", options->profile,
                     "Also time every kernel call: time per op kind and the "
                     "ten most expensive kernels");
+  command->add_flag("--no-strided-views", options->noStridedViews,
+                    "Run every transpose and slice kernel on row-major "
+                    "buffers instead of binding strided views "
+                    "(docs/runtime.md, \"Views\"), to time the difference");
   return [options] { return runBench(*options); };
 }
