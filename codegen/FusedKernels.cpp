@@ -457,8 +457,8 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
     }
     r = RDom(0, kVectorLanes, 0, (C + kVectorLanes - 1) / kVectorLanes,
              ctx.base + name);
-    Expr inChunk = r.y * kVectorLanes + r.x;
-    return std::pair<Expr, Expr>(inChunk, inChunk < C);
+    Expr jInChunk = r.y * kVectorLanes + r.x;
+    return std::pair<Expr, Expr>(jInChunk, jInChunk < C);
   };
   auto [jM, inChunkM] = statKeys("_jm", f.rm);
   auto [jS, inChunkS] = statKeys("_js", f.rs);
