@@ -274,3 +274,9 @@ llvm::Expected<CompiledModel> session::compile(const CompileOptions &options) {
     return std::move(err);
   return model;
 }
+
+rt::ExecutorOptions session::executorOptions() {
+  rt::ExecutorOptions options;
+  options.kernelErrorMessage = codegen::takeKernelRuntimeError;
+  return options;
+}

@@ -142,6 +142,10 @@ llvm::Error compileKernels(CompiledModel &model, const CompileOptions &options);
 /// plan() then compileKernels().
 llvm::Expected<CompiledModel> compile(const CompileOptions &options);
 
+/// Options for an Executor of kernels compiled here: a kernel that fails
+/// says why (the message its Halide runtime or the AMX stage reported).
+rt::ExecutorOptions executorOptions();
+
 /// The names of the entries a plan has, "forward, prefill, decode".
 std::string entryNames(const rt::Plan &plan);
 

@@ -535,7 +535,7 @@ bool createExecutor(Bench &bench, bool profile, bool stridedViews) {
     }
   }
   auto start = std::chrono::steady_clock::now();
-  rt::ExecutorOptions executorOptions;
+  rt::ExecutorOptions executorOptions = session::executorOptions();
   executorOptions.stridedViews = stridedViews;
   rt::Expected<rt::Executor> executor = rt::Executor::create(
       bench.model.plan(), kernels, std::move(*weights), executorOptions);
@@ -616,7 +616,8 @@ bool checkUnfused(Bench &bench, const BenchOptions &options) {
     return false;
   }
   rt::Expected<rt::Executor> refExecutor = rt::Executor::create(
-      reference->plan(), reference->kernels, std::move(*refWeights));
+      reference->plan(), reference->kernels, std::move(*refWeights),
+      session::executorOptions());
   if (!refExecutor) {
     llvm::errs() << "error: " << refExecutor.message() << "\n";
     return false;

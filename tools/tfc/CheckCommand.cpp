@@ -126,7 +126,8 @@ int runCheck(const CheckOptions &options) {
     return 1;
   }
   rt::Expected<rt::Executor> executor =
-      rt::Executor::create(model->plan(), model->kernels, std::move(*weights));
+      rt::Executor::create(model->plan(), model->kernels, std::move(*weights),
+                           session::executorOptions());
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return 1;

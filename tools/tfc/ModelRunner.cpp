@@ -146,7 +146,8 @@ driver::makeExecutor(const CompiledModel &model, const WeightOptions &weights) {
     return std::nullopt;
   }
   rt::Expected<rt::Executor> executor =
-      rt::Executor::create(model.plan(), model.kernels, std::move(*loaded));
+      rt::Executor::create(model.plan(), model.kernels, std::move(*loaded),
+                           session::executorOptions());
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return std::nullopt;

@@ -115,7 +115,8 @@ int runRun(const RunOptions &options) {
     }
   }
   rt::Expected<rt::Executor> executor =
-      rt::Executor::create(model->plan(), model->kernels, std::move(*weights));
+      rt::Executor::create(model->plan(), model->kernels, std::move(*weights),
+                           session::executorOptions());
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return 1;
