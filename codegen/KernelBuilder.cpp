@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelSupport.h"
+#include "codegen/AmxMatmul.h"
 
 #include "ir/Describe.h"
 #include "ir/TfcOps.h"
@@ -251,9 +252,16 @@ unsigned compileCostHint(mlir::Operation *op) {
 // buildKernel
 //===----------------------------------------------------------------------===//
 
+KernelOptions hostKernelOptions() {
+  KernelOptions options;
+  options.amxTiles = hostHasAmx();
+  return options;
+}
+
 llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
                                    const Halide::Target &target,
-                                   llvm::StringRef name) {
+                                   llvm::StringRef name,
+                                   const KernelOptions &options) {
   installHalideErrorHandlers();
   if (!op)
     return llvm::createStringError("buildKernel: no op");
@@ -310,6 +318,7 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
     KernelContext ctx;
     ctx.op = op;
     ctx.target = target;
+    ctx.options = options;
     ctx.base = base.str();
     ctx.resultType = resultType;
     ctx.resultStorage = resultStorages.front();

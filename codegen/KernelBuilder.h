@@ -87,6 +87,18 @@ bool hasKernel(mlir::Operation *op);
 /// compiles start the longest first so that the threads finish together.
 unsigned compileCostHint(mlir::Operation *op);
 
+/// What a kernel may use besides its target's instructions.
+struct KernelOptions {
+  /// bf16 products on AMX tiles, through the extern stage of AmxMatmul.h:
+  /// only for kernels that run in this process, whose executable exports
+  /// that function (hostKernelOptions), never for AOT or emitted sources.
+  bool amxTiles = false;
+};
+
+/// The options of kernels compiled to run in this process (the JIT and the
+/// disk cache): AMX tiles where hostHasAmx().
+KernelOptions hostKernelOptions();
+
 /// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,
 /// or a GPU one if the target has a GPU feature such as CUDA). `name` is the
 /// function name; empty: "tfc_<mnemonic>". The Funcs are named after `name`
@@ -94,7 +106,8 @@ unsigned compileCostHint(mlir::Operation *op);
 /// unsupported op or type, or when Halide reports an error.
 llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
                                    const Halide::Target &target,
-                                   llvm::StringRef name = "");
+                                   llvm::StringRef name = "",
+                                   const KernelOptions &options = {});
 
 /// The Halide type that stores elements of `elementType` in kernel buffers
 /// (i1 -> UInt(8), see the header comment).

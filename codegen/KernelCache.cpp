@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelCache.h"
+#include "codegen/AmxMatmul.h"
 #include "codegen/Parallel.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -25,7 +26,22 @@ using namespace Halide;
 
 namespace tfc::codegen {
 
-KernelCache::KernelCache(Target target) : jitTarget(std::move(target)) {
+/// The C functions kernels call that are not Halide's: the AMX extern
+/// stage (AmxMatmul.h).
+static Internal::JITModule externs() {
+  static const Internal::JITModule module = [] {
+    Internal::JITModule m;
+    m.add_symbol_for_export(
+        kAmxMatmulSymbol,
+        Internal::JITModule::Symbol(
+            reinterpret_cast<void *>(&tfc_amx_matmul_bf16)));
+    return m;
+  }();
+  return module;
+}
+
+KernelCache::KernelCache(Target target, KernelOptions options)
+    : jitTarget(std::move(target)), options(options) {
   installHalideErrorHandlers();
 }
 
@@ -42,8 +58,8 @@ llvm::Expected<Kernel> KernelCache::build(mlir::Operation *op) const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "KernelCache: no op");
   if (const CompiledKernel *known = lookup(kernelSignature(op)))
-    return buildKernel(op, jitTarget, known->name);
-  return buildKernel(op, jitTarget, nextName(op));
+    return buildKernel(op, jitTarget, known->name, options);
+  return buildKernel(op, jitTarget, nextName(op), options);
 }
 
 llvm::Expected<std::unique_ptr<CompiledKernel>>
@@ -52,7 +68,8 @@ KernelCache::compile(mlir::Operation *op, const std::string &signature,
   KernelCompileTime time;
   time.begin(name, op->getName().getStringRef().str(), signature);
   PhaseClock clock;
-  llvm::Expected<Kernel> kernel = buildKernel(op, jitTarget, name);
+  llvm::Expected<Kernel> kernel =
+      buildKernel(op, jitTarget, name, options);
   if (!kernel)
     return kernel.takeError();
   time.buildSeconds = clock.lap();
@@ -70,7 +87,7 @@ KernelCache::compile(mlir::Operation *op, const std::string &signature,
                 .resolve_submodules();
         time.lowerSeconds = clock.lap();
         compiled->module = Internal::JITModule(
-            module, module.get_function_by_name(kernel->name));
+            module, module.get_function_by_name(kernel->name), {externs()});
         compiled->fn = reinterpret_cast<KernelFn>(
             reinterpret_cast<void *>(compiled->module.argv_function()));
       }))

@@ -51,10 +51,12 @@ struct CompiledKernel {
 
 class KernelCache {
 public:
-  /// Kernels are scheduled and compiled for `target` (default: the host).
-  /// JIT execution needs a target this process can run: the host, or a
-  /// GPU target on a machine with that GPU.
-  explicit KernelCache(Halide::Target target = hostTarget());
+  /// Kernels are scheduled and compiled for `target` (default: the host)
+  /// with `options` (default: this process's, AMX tiles where it may use
+  /// them). JIT execution needs a target this process can run: the host,
+  /// or a GPU target on a machine with that GPU.
+  explicit KernelCache(Halide::Target target = hostTarget(),
+                       KernelOptions options = hostKernelOptions());
   ~KernelCache();
   KernelCache(const KernelCache &) = delete;
   KernelCache &operator=(const KernelCache &) = delete;
@@ -85,6 +87,7 @@ public:
   std::vector<const CompiledKernel *> kernels() const;
   size_t size() const { return ordered.size(); }
   const Halide::Target &target() const { return jitTarget; }
+  const KernelOptions &kernelOptions() const { return options; }
 
 private:
   /// The kernel name for `op` if it were compiled `ahead` kernels after the
@@ -98,6 +101,7 @@ private:
   void add(std::unique_ptr<CompiledKernel> compiled);
 
   Halide::Target jitTarget;
+  KernelOptions options;
   llvm::StringMap<std::unique_ptr<CompiledKernel>> bySignature;
   std::vector<const CompiledKernel *> ordered;
 };

@@ -59,6 +59,7 @@ public:
 struct KernelContext {
   mlir::Operation *op = nullptr;
   Halide::Target target;
+  KernelOptions options;
   /// Func name prefix: "matmul_3".
   std::string base;
   std::vector<TensorInput> inputs;

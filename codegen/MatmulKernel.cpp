@@ -99,6 +99,13 @@
 //    products into 16 lanes, which Halide's x86 backend emits as vdpbf16ps
 //    (target feature avx512_sapphirerapids) once the A operand reads as a
 //    bf16 vector (KernelSupport.h: bf16DotProductLowering).
+// On a CPU with AMX (KernelOptions::amxTiles, kernels run in this process
+// only) a bf16 product on panels instead runs on the tile unit through the
+// extern stage of AmxMatmul.h: the result is cut into blocks of kAmxBlockN
+// columns (whole panels) by kAmxBlockM rows, the columns' blocks are the
+// parallel tasks, and each block is one extern call, computed just before
+// the epilogue reads it (in L1/L2). Where K is not a multiple of 32 or A
+// broadcasts over the result's batch, the vdpbf16ps kernel serves.
 // The GEMV variant reads the bf16 weight as it is (half the bytes; panels
 // one after another) and widens it to f32 for the FMAs; A stays f32 there.
 // On bf16 panels it accumulates the two members of each pair of K in
@@ -113,6 +120,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/AmxMatmul.h"
 #include "codegen/GpuSchedules.h"
 #include "codegen/KernelSupport.h"
 
@@ -653,6 +661,56 @@ llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
 } // namespace
 
 namespace {
+/// AMX blocks (see the file comment): two panels by up to 128 rows. One
+/// call rounds its rows of A to bf16 (K per row) for 96 x K products each.
+constexpr int kAmxBlockN = 2 * kTileN;
+constexpr int kAmxBlockM = 128;
+
+/// Whether the AMX extern stage serves `a` x `b` (bf16 panels, K static):
+/// K a multiple of the tiles' 32, and A has the result's rank and no batch
+/// dim it broadcasts.
+bool useAmx(const KernelContext &ctx, const TensorInput &a, bool packed,
+            bool bf16, std::optional<int64_t> staticK) {
+  if (!ctx.options.amxTiles || ctx.gpu() || !packed || !bf16 || !staticK ||
+      *staticK % 32 != 0 || a.rank() != ctx.resultRank())
+    return false;
+  for (int axis = 0; axis < a.rank() - 2; ++axis)
+    if (a.shape[axis] == 1 && ctx.resultType.getShape()[axis] != 1)
+      return false;
+  return true;
+}
+
+/// The product as the AMX extern stage (AmxMatmul.h), over the result's
+/// axis-ordered `vars`.
+Func defineAmxProduct(const KernelContext &ctx, const TensorInput &a,
+                      const TensorInput &b, const std::vector<Var> &vars,
+                      int64_t k, int64_t n) {
+  Func amx = ctx.func("amx");
+  std::vector<ExternFuncArgument> args = {
+      a.param, b.param, Expr(static_cast<int>(k)), Expr(static_cast<int>(n))};
+  amx.define_extern(kAmxMatmulSymbol, args, Float(32),
+                    std::vector<Var>(vars.rbegin(), vars.rend()));
+  return amx;
+}
+
+/// Blocks of kAmxBlockN x kAmxBlockM on `out`, the column blocks in
+/// parallel, the extern stage `amx` per block, the epilogue in vectors.
+void scheduleAmx(Func out, Func amx, const std::vector<Var> &vars) {
+  int rank = static_cast<int>(vars.size());
+  Var n = vars[rank - 1], m = vars[rank - 2];
+  Var no("ano"), ni("ani"), mo("amo"), mi("ami");
+  std::vector<VarOrRVar> order = {ni, mi, mo};
+  for (int axis = rank - 3; axis >= 0; --axis)
+    order.push_back(vars[axis]);
+  order.push_back(no);
+  out.split(n, no, ni, kAmxBlockN, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, kAmxBlockM, TailStrategy::GuardWithIf)
+      .reorder(order)
+      .vectorize(ni, kVectorLanes)
+      .parallel(no);
+  amx.compute_at(out, mo);
+}
+
 /// Swapped variant (see the file comment): the tile, rows of B by rows of
 /// A; 12 x 2 = 24 accumulator vectors.
 constexpr int kSwapTileN = 12;
@@ -939,12 +997,17 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
 
   TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB, packed};
-  if (bf16)
+  bool amx = useAmx(ctx, a, packed, bf16, staticK);
+  if (amx)
+    tiled.prod = defineAmxProduct(ctx, a, b, vars, *staticK, *packedN);
+  else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
-    if (bf16)
+    if (amx)
+      scheduleAmx(out, tiled.prod, vars);
+    else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else
       scheduleTiled(ctx, out, tiled, vars, tailN, tailM, bHasBatch,

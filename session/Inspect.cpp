@@ -29,8 +29,13 @@ llvm::Expected<std::string> session::kernelText(const CompiledModel &model,
     return llvm::createStringError("PTX exists only for the CUDA schedules");
   const rt::PlanKernel &info = model.plan().kernels[index];
   Halide::Target halide = halideTarget(target);
+  // Host kernels as `tfc run` compiles them in this process (AMX tiles
+  // where the CPU has them; AOT libraries never use them).
+  codegen::KernelOptions options = target == KernelTarget::Cuda
+                                       ? codegen::KernelOptions()
+                                       : codegen::hostKernelOptions();
   llvm::Expected<codegen::Kernel> kernel = codegen::buildKernel(
-      model.built.kernelOps[index], halide, "tfc_" + info.name);
+      model.built.kernelOps[index], halide, "tfc_" + info.name, options);
   if (!kernel)
     return kernel.takeError();
   Halide::Target code = halide.with_feature(Halide::Target::NoRuntime);

@@ -216,6 +216,9 @@ struct KernelDiskCache::Impl {
   std::string linker;
   std::string targetString;
   Halide::Target target;
+  /// This process's kernel options (AMX tiles), part of every kernel's key:
+  /// the AMX kernels call a function of this executable.
+  codegen::KernelOptions options;
   void *runtime = nullptr;
   std::mutex handlesMutex; // guards handles (getOrCompile is thread-safe)
   std::vector<void *> handles;
@@ -276,6 +279,7 @@ KernelDiskCache::open(const std::string &dir, const Halide::Target &target) {
   impl->linker = *linker;
   impl->target = target;
   impl->targetString = target.to_string();
+  impl->options = codegen::hostKernelOptions();
   // A missing runtime is built with the first kernels (compileAll), on the
   // same threads.
   if (llvm::Error err = impl->loadRuntime())
@@ -359,7 +363,7 @@ KernelDiskCache::Impl::lowerKernel(const Entry &entry,
              entry.signature);
   codegen::PhaseClock clock;
   llvm::Expected<codegen::Kernel> kernel =
-      codegen::buildKernel(entry.op, target, entry.name);
+      codegen::buildKernel(entry.op, target, entry.name, options);
   if (!kernel)
     return kernel.takeError();
   time.buildSeconds = clock.lap();
@@ -482,7 +486,8 @@ std::vector<llvm::Expected<rt::KernelFn>> KernelDiskCache::getOrCompileAll(
   std::vector<Impl::Entry> entries;
   for (size_t i = 0; i < ops.size(); ++i) {
     std::string key =
-        hashOf({codegenIdentity(), impl->targetString, signatures[i]});
+        hashOf({codegenIdentity(), impl->targetString,
+                impl->options.amxTiles ? "amx-tiles" : "", signatures[i]});
     entries.push_back({ops[i], signatures[i], "tfc_k_" + key.substr(0, 16),
                        impl->folder + "/" + key + ".so"});
     hits[i] = llvm::sys::fs::exists(entries.back().path);

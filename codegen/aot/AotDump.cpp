@@ -97,6 +97,27 @@ void printDefinition(std::ostream &os, const std::string &name,
   os << "\n";
 }
 
+/// An extern stage: "f(x, y) = extern name(in0, in1, 768)".
+void printExternDefinition(std::ostream &os, const Function &f) {
+  os << f.name() << "(";
+  for (size_t i = 0; i < f.args().size(); ++i)
+    os << (i ? ", " : "") << f.args()[i];
+  os << ") = extern " << f.extern_function_name() << "(";
+  const std::vector<ExternFuncArgument> &args = f.extern_arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    os << (i ? ", " : "");
+    if (args[i].is_expr())
+      os << args[i].expr;
+    else if (args[i].is_func())
+      os << Function(args[i].func).name();
+    else if (args[i].is_image_param())
+      os << args[i].image_param.name();
+    else
+      os << "buffer";
+  }
+  os << ")\n";
+}
+
 /// "split x into x.x, x.v1 by 16; loops y:parallel x.x x.v1:vectorized".
 void printStageSchedule(std::ostream &os, const StageSchedule &schedule) {
   std::vector<std::string> splits;
@@ -148,7 +169,10 @@ void printStageSchedule(std::ostream &os, const StageSchedule &schedule) {
 void printFunction(std::ostream &os, const Function &f, bool isOutput) {
   os << "func " << f.name() << (isOutput ? "  (output)" : "") << "\n";
   os << "  ";
-  printDefinition(os, f.name(), f.definition());
+  if (f.has_extern_definition())
+    printExternDefinition(os, f);
+  else
+    printDefinition(os, f.name(), f.definition());
   for (size_t i = 0; i < f.updates().size(); ++i) {
     os << "  update " << i << ": ";
     printDefinition(os, f.name(), f.updates()[i]);

@@ -30,8 +30,8 @@ void driver::addPipelineOptions(CLI::App &command, ModelOptions &options) {
   command
       .add_option("--dtype", options.dtype,
                   "Weights of matmuls and linears: f32 (default) or bf16 "
-                  "(AVX512_BF16 dot products, f32 accumulation; "
-                  "docs/runtime.md#bf16)")
+                  "(AMX tiles where the CPU has them, else AVX512_BF16 "
+                  "dot products; f32 accumulation; docs/runtime.md#bf16)")
       ->check(CLI::IsMember({"f32", "bf16"}));
 }
 

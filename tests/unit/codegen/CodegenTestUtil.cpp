@@ -162,6 +162,12 @@ codegen::KernelCache &cache() {
   return *c;
 }
 
+codegen::KernelCache &noAmxCache() {
+  static codegen::KernelCache *c =
+      new codegen::KernelCache(codegen::hostTarget(), codegen::KernelOptions());
+  return *c;
+}
+
 ParsedOp parseOp(const std::string &ir) {
   ParsedOp parsed;
   parsed.module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context());
@@ -186,12 +192,12 @@ std::string singleOpFunc(const std::string &args, const std::string &opText,
 }
 
 Tensor runOp(const std::string &ir, std::vector<Tensor> inputs, DT resultType,
-             const Shape &resultShape) {
+             const Shape &resultShape, codegen::KernelCache *with) {
   ParsedOp parsed = parseOp(ir);
   if (!parsed.op)
     return Tensor();
   llvm::Expected<const codegen::CompiledKernel &> kernel =
-      cache().getOrCompile(parsed.op);
+      (with ? *with : cache()).getOrCompile(parsed.op);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
     return Tensor();

@@ -73,11 +73,11 @@ ParsedOp parseOp(const std::string &ir);
 std::string singleOpFunc(const std::string &args, const std::string &opText,
                          const std::string &resultType);
 
-/// JIT-compiles the op of `ir`, runs it on `inputs` into a fresh tensor of
-/// `resultShape`/`resultType`, and returns it. Fails the test (and returns
-/// an empty tensor) on any error.
+/// JIT-compiles the op of `ir` (in `with`, default cache()), runs it on
+/// `inputs` into a fresh tensor of `resultShape`/`resultType`, and returns
+/// it. Fails the test (and returns an empty tensor) on any error.
 Tensor runOp(const std::string &ir, std::vector<Tensor> inputs, DT resultType,
-             const Shape &resultShape);
+             const Shape &resultShape, codegen::KernelCache *with = nullptr);
 
 /// Element-wise comparison: |out - ref| <= atol + rtol * |ref| everywhere
 /// (NaN equal to NaN). Reports the first few mismatches.
@@ -87,6 +87,10 @@ void expectClose(const Tensor &out,
 
 /// The process-wide cache the tests compile with.
 codegen::KernelCache &cache();
+
+/// A cache like cache() but without AMX tiles: the AVX512_BF16 kernels,
+/// for testing them on a CPU where cache() uses AMX.
+codegen::KernelCache &noAmxCache();
 
 } // namespace tfc::test
 

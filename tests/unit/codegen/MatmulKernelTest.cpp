@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CodegenTestUtil.h"
+#include "codegen/AmxMatmul.h"
 
 using namespace tfc::test;
 
@@ -435,26 +436,28 @@ TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
   std::string attrs =
       "{packed_n = " + std::to_string(c.n) + " : i64" +
       (c.linear ? std::string(", activation = \"relu\"") : "") + "}";
-  Tensor out = runOp(singleOpFunc("%a: " + at + ", %p: " + pt,
-                                  op + " %a, %p " + attrs + " : (" + at +
-                                      ", " + pt + ") -> " + rt,
-                                  rt),
-                     {aF32, packed}, DT::F32, rShape);
+  std::string ir = singleOpFunc("%a: " + at + ", %p: " + pt,
+                                op + " %a, %p " + attrs + " : (" + at + ", " +
+                                    pt + ") -> " + rt,
+                                rt);
   int rank = static_cast<int>(rShape.size());
-  expectClose(
-      out,
-      [&](const Index &i) {
-        Index ai = i;
-        int64_t col = i[rank - 1];
-        double sum = 0;
-        for (int64_t k = 0; k < c.k; ++k) {
-          ai[rank - 1] = k;
-          sum += a.get(ai) *
-                 (c.transposeB ? w.get({col, k}) : w.get({k, col}));
-        }
-        return c.linear ? std::max(sum, 0.0) : sum;
-      },
-      1e-5, 1e-4);
+  auto expected = [&](const Index &i) {
+    Index ai = i;
+    int64_t col = i[rank - 1];
+    double sum = 0;
+    for (int64_t k = 0; k < c.k; ++k) {
+      ai[rank - 1] = k;
+      sum += a.get(ai) * (c.transposeB ? w.get({col, k}) : w.get({k, col}));
+    }
+    return c.linear ? std::max(sum, 0.0) : sum;
+  };
+  expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape), expected, 1e-5,
+              1e-4);
+  // Where the process uses AMX tiles for bf16 (K a multiple of 32), the
+  // AVX512_BF16 kernel too.
+  if (c.bf16 && cache().kernelOptions().amxTiles)
+    expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape, &noAmxCache()),
+                expected, 1e-5, 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -501,6 +504,13 @@ INSTANTIATE_TEST_SUITE_P(
         PanelCase{"Bf16GemvSingleRow", "?x34", {1, 34}, 34, 60, false, true,
                   false},
         PanelCase{"Bf16LongK", "?x768", {20, 768}, 768, 96, true, true,
+                  false},
+        // AMX blocks (K a multiple of 32): rows past one block of 128 and
+        // not a multiple of 32, two column blocks and a padded panel,
+        // batches; a row count the GEMV takes, and exact blocks.
+        PanelCase{"Bf16BlockTails", "?x?x64", {2, 150, 64}, 64, 250, false,
+                  true, true},
+        PanelCase{"Bf16ExactBlocks", "128x96", {128, 96}, 96, 192, true, true,
                   false}),
     [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
@@ -519,6 +529,53 @@ TEST(MatmulKernelTest, RefusesNarrowBf16Weight) {
   ASSERT_FALSE(static_cast<bool>(kernel));
   std::string message = llvm::toString(kernel.takeError());
   EXPECT_NE(message.find("static N >= 48"), std::string::npos) << message;
+}
+
+/// The AMX extern stage is in a kernel only where KernelOptions ask for it
+/// and it applies (bf16 panels, K a multiple of 32). Building needs no AMX.
+TEST(MatmulKernelTest, AmxStageWhereAsked) {
+  auto stmtOf = [](int64_t k, bool amx) {
+    std::string p = "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>";
+    std::string at = "tensor<?x" + std::to_string(k) + "xf32>";
+    ParsedOp parsed = parseOp(singleOpFunc(
+        "%a: " + at + ", %p: " + p,
+        "tfc.matmul %a, %p {packed_n = 96 : i64} : (" + at + ", " + p +
+            ") -> tensor<?x96xf32>",
+        "tensor<?x96xf32>"));
+    tfc::codegen::KernelOptions options;
+    options.amxTiles = amx;
+    auto kernel = tfc::codegen::buildKernel(
+        parsed.op, tfc::codegen::hostTarget(), "", options);
+    if (!kernel)
+      return "error: " + llvm::toString(kernel.takeError());
+    auto stmt = tfc::codegen::loweredStmt(*kernel, tfc::codegen::hostTarget());
+    return stmt ? *stmt : "error: " + llvm::toString(stmt.takeError());
+  };
+  if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
+    GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  EXPECT_NE(stmtOf(64, true).find(tfc::codegen::kAmxMatmulSymbol),
+            std::string::npos);
+  EXPECT_EQ(stmtOf(64, false).find(tfc::codegen::kAmxMatmulSymbol),
+            std::string::npos);
+  // K = 40: not a whole number of 32-wide tiles; the vdpbf16ps kernel.
+  std::string k40 = stmtOf(40, true);
+  EXPECT_NE(k40.rfind("error: ", 0), 0u) << k40;
+  EXPECT_EQ(k40.find(tfc::codegen::kAmxMatmulSymbol), std::string::npos);
+}
+
+/// The extern stage refuses buffers it cannot read, with a reason, before
+/// touching any tile (on any CPU).
+TEST(MatmulKernelTest, AmxStageRefusesBadBuffers) {
+  Tensor a(DT::F32, {4, 40}), p(DT::BF16, {1, 20, 48, 2}),
+      out(DT::F32, {4, 48});
+  EXPECT_NE(tfc_amx_matmul_bf16(a.raw(), p.raw(), 40, 48, out.raw()), 0);
+  std::string why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("multiple of 32"), std::string::npos) << why;
+  Tensor a32(DT::F32, {4, 32}), p32(DT::BF16, {1, 16, 48, 2}),
+      wide(DT::F32, {4, 96});
+  EXPECT_NE(tfc_amx_matmul_bf16(a32.raw(), p32.raw(), 32, 96, wide.raw()), 0);
+  why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
 }
 
 TEST(MatmulKernelTest, RefusesMismatchedContraction) {
