@@ -2,14 +2,18 @@
 //
 // The extern stage of AmxMatmul.h. One call computes a block of the result
 // (the columns of a few panels by up to ~128 rows, as the kernel's schedule
-// asks):
-//  1. the block's rows of A are rounded to bf16 into a thread-local buffer,
-//     rows padded with zeros to a multiple of 32;
-//  2. for each panel (48 columns), for each 32 rows: six accumulator tiles
-//     (2 row tiles x 3 column tiles) over all of K, 32 at a time; the two
-//     remaining tile registers take the A and B tiles in turn (7 loads per
-//     6 products). A panel's rows of 48 x 2 bf16 are 192 bytes apart, so
-//     its 16-column thirds are B tiles as laid out, with no repacking;
+// asks) from A already rounded to bf16 (the kernel rounds it once per call,
+// not once per block):
+//  1. the block's rows are taken 32 at a time (two row tiles); a last,
+//     shorter group is copied into a thread-local buffer padded with zero
+//     rows;
+//  2. the block's columns are cut into tiles of 16 (a panel holds 3), taken
+//     two at a time: per pair, four accumulator tiles (2 row tiles x 2
+//     column tiles) run over all of K, 32 at a time, with two A and two B
+//     tiles loaded per step (one tile load per product; the 2 x 3 layout
+//     on one panel needed 7 loads per 6 products and read each B tile 5/3
+//     times). A pair may span two panels. A panel's rows of 48 x 2 bf16 are
+//     192 bytes apart, so each 16-column third is a B tile as laid out;
 //  3. the accumulators are stored into the result, or through a small
 //     buffer where the block is cut by the result's edge.
 //
@@ -76,56 +80,45 @@ struct alignas(64) TileConfig {
 #define TFC_AMX_TARGET                                                         \
   __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16")))
 
-/// Rounds `rows` rows of f32 (`lda` apart, K = `k`) to bf16 rows of `k`
-/// values at `dst`, then zero rows up to `padded`.
-TFC_AMX_TARGET void roundRows(const float *a, long lda, int rows, int padded,
-                              int k, uint16_t *dst) {
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < k; c += 32) {
-      __m512 lo = _mm512_loadu_ps(a + r * lda + c);
-      __m512 hi = _mm512_loadu_ps(a + r * lda + c + 16);
-      _mm512_storeu_si512(dst + long(r) * k + c,
-                          (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
-    }
-  std::memset(dst + long(rows) * k, 0, size_t(padded - rows) * k * 2);
+/// One column tile's B: its panel row 0 (`kPanel` x 2 bf16 per row of
+/// pairs), offset to the tile's 16 columns.
+const uint16_t *tileB(const uint16_t *panels, long panelSize, int col) {
+  return panels + (col / kPanel) * panelSize + (col % kPanel) * 2;
 }
 
-/// 32 rows of bf16 A (`k` apart) times one panel, into f32 `c` (rows `ldc`
-/// floats apart, 48 columns).
-TFC_AMX_TARGET void block32x48(const uint16_t *a, int k, const uint16_t *panel,
-                               float *c, long ldc) {
+/// 32 rows of bf16 A (`lda` values apart) times the column tiles at `b0`
+/// and `b1` (one or two of them: `b1` may be null), over K = `k`, into f32
+/// `c` (rows `ldc` floats apart; 16 or 32 columns).
+TFC_AMX_TARGET void block32(const uint16_t *a, long lda, int k,
+                            const uint16_t *b0, const uint16_t *b1, float *c,
+                            long ldc) {
+  long aStride = lda * 2, bStride = kPanel * 2 * 2;
+  const uint16_t *a1 = a + kTileRows * lda;
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
-  long aStride = long(k) * 2, bStride = kPanel * 2 * 2;
   for (int kk = 0; kk < k; kk += kTileK) {
-    const uint16_t *a0 = a + kk, *a1 = a + long(kTileRows) * k + kk;
-    const uint16_t *b = panel + long(kk / 2) * kPanel * 2;
-    _tile_loadd(6, a0, aStride);
-    _tile_loadd(7, b, bStride);
-    _tile_dpbf16ps(0, 6, 7);
-    _tile_loadd(7, b + 32, bStride);
-    _tile_dpbf16ps(1, 6, 7);
-    _tile_loadd(7, b + 64, bStride);
-    _tile_dpbf16ps(2, 6, 7);
-    _tile_loadd(6, a1, aStride);
-    _tile_dpbf16ps(5, 6, 7);
-    _tile_loadd(7, b + 32, bStride);
-    _tile_dpbf16ps(4, 6, 7);
-    _tile_loadd(7, b, bStride);
-    _tile_dpbf16ps(3, 6, 7);
+    long bOff = long(kk / 2) * kPanel * 2;
+    _tile_loadd(4, a + kk, aStride);
+    _tile_loadd(6, b0 + bOff, bStride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(5, a1 + kk, aStride);
+    _tile_dpbf16ps(2, 5, 6);
+    if (b1) {
+      _tile_loadd(7, b1 + bOff, bStride);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(3, 5, 7);
+    }
   }
   long s = ldc * 4;
   float *c1 = c + kTileRows * ldc;
   _tile_stored(0, c, s);
-  _tile_stored(1, c + 16, s);
-  _tile_stored(2, c + 32, s);
-  _tile_stored(3, c1, s);
-  _tile_stored(4, c1 + 16, s);
-  _tile_stored(5, c1 + 32, s);
+  _tile_stored(2, c1, s);
+  if (b1) {
+    _tile_stored(1, c + 16, s);
+    _tile_stored(3, c1 + 16, s);
+  }
 }
 
 TFC_AMX_TARGET void loadTileConfig() {
@@ -136,39 +129,58 @@ TFC_AMX_TARGET void loadTileConfig() {
 TFC_AMX_TARGET void releaseTiles() { _tile_release(); }
 #endif
 
-/// One 2-D product: rows [row0, row0 + rows) of A (bf16 in `abf`, padded),
-/// the result's columns [col0, col0 + cols), into `c` (the result's
-/// element (row0, col0); rows `ldc` apart).
+/// One 2-D product: rows [0, rows) of bf16 A (`lda` values apart), the
+/// result's columns [col0, col0 + cols) (col0 a multiple of 16), into `c`
+/// (the result's element (row 0, col0); rows `ldc` apart).
 struct Block2D {
-  const uint16_t *abf;
-  int rows, paddedRows;
+  const uint16_t *a;
+  long lda;
+  int rows;
   int col0, cols;
   float *c;
   long ldc;
 };
 
 #if defined(__x86_64__)
-TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels, int k) {
-  alignas(64) float edge[kBlockRows * kPanel];
+/// A's rows [r, r + 32) of `blk`: where they are, or copied into `pad`
+/// (32 x K, zero past the block's last row) where the block ends first.
+const uint16_t *rowGroup(const Block2D &blk, int r, int k,
+                         std::vector<uint16_t> &pad) {
+  if (r + kBlockRows <= blk.rows)
+    return blk.a + r * blk.lda;
+  pad.assign(size_t(kBlockRows) * k, 0);
+  for (int i = 0; r + i < blk.rows; ++i)
+    std::memcpy(pad.data() + size_t(i) * k, blk.a + (r + i) * blk.lda,
+                size_t(k) * 2);
+  return pad.data();
+}
+
+TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels,
+                              int k) {
+  alignas(64) float edge[kBlockRows * 2 * kTileRows];
+  thread_local std::vector<uint16_t> pad;
   long panelSize = long(k) * kPanel;
-  int firstPanel = blk.col0 / kPanel;
-  int endPanel = (blk.col0 + blk.cols + kPanel - 1) / kPanel;
-  for (int p = firstPanel; p < endPanel; ++p) {
-    int pc0 = p * kPanel - blk.col0; // the panel's first column in the block
-    bool fullCols = pc0 >= 0 && pc0 + kPanel <= blk.cols;
-    for (int r = 0; r < blk.paddedRows; r += kBlockRows) {
-      const uint16_t *a = blk.abf + long(r) * k;
-      const uint16_t *panel = panels + p * panelSize;
-      if (fullCols && r + kBlockRows <= blk.rows) {
-        block32x48(a, k, panel, blk.c + r * blk.ldc + pc0, blk.ldc);
+  int tiles = (blk.cols + kTileRows - 1) / kTileRows;
+  for (int r = 0; r < blk.rows; r += kBlockRows) {
+    const uint16_t *a = rowGroup(blk, r, k, pad);
+    long lda = r + kBlockRows <= blk.rows ? blk.lda : k;
+    int rowEnd = std::min(kBlockRows, blk.rows - r);
+    for (int t = 0; t < tiles; t += 2) {
+      int width = std::min(2, tiles - t) * kTileRows; // columns computed
+      const uint16_t *b0 = tileB(panels, panelSize, blk.col0 + t * 16);
+      const uint16_t *b1 =
+          width > kTileRows ? tileB(panels, panelSize, blk.col0 + t * 16 + 16)
+                            : nullptr;
+      float *c = blk.c + r * blk.ldc + t * kTileRows;
+      int valid = std::min(width, blk.cols - t * kTileRows);
+      if (valid == width && rowEnd == kBlockRows) {
+        block32(a, lda, k, b0, b1, c, blk.ldc);
         continue;
       }
-      block32x48(a, k, panel, edge, kPanel);
-      int rowEnd = std::min(kBlockRows, blk.rows - r);
-      int from = std::max(0, -pc0), to = std::min(kPanel, blk.cols - pc0);
+      block32(a, lda, k, b0, b1, edge, 2 * kTileRows);
       for (int i = 0; i < rowEnd; ++i)
-        std::memcpy(blk.c + (r + i) * blk.ldc + pc0 + from,
-                    edge + i * kPanel + from, size_t(to - from) * 4);
+        std::memcpy(c + i * blk.ldc, edge + i * 2 * kTileRows,
+                    size_t(valid) * 4);
     }
   }
 }
@@ -200,10 +212,10 @@ std::string checkBuffers(const halide_buffer_t *a, const halide_buffer_t *b,
                          int32_t k, int32_t n, const halide_buffer_t *out) {
   if (k <= 0 || k % kTileK != 0 || n <= 0)
     return "K must be a positive multiple of 32 and N positive";
-  if (a->type.code != halide_type_float || a->type.bits != 32 ||
+  if (a->type.code != halide_type_bfloat || a->type.bits != 16 ||
       out->type.code != halide_type_float || out->type.bits != 32 ||
       b->type.bits != 16 || b->dimensions != 4)
-    return "expects f32 activations and result, bf16 panels";
+    return "expects bf16 activations and panels, an f32 result";
   if (a->dimensions != out->dimensions || a->dimensions < 2)
     return "the activations and the result differ in rank";
   if (a->dim[0].stride != 1 || out->dim[0].stride != 1 ||
@@ -253,11 +265,6 @@ extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
     return -1;
   }
 #if defined(__x86_64__)
-  int rows = out->dim[1].extent;
-  int padded = (rows + kBlockRows - 1) / kBlockRows * kBlockRows;
-  thread_local std::vector<uint16_t> abf;
-  if (abf.size() < size_t(padded) * k)
-    abf.resize(size_t(padded) * k);
   // The batch coordinates of the block, outermost last (odometer order).
   int dims = out->dimensions;
   std::vector<int> at(dims, 0);
@@ -270,9 +277,11 @@ extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
               long(a->dim[d].stride);
       cOff += at[d] * long(out->dim[d].stride);
     }
-    roundRows(reinterpret_cast<const float *>(a->host) + aOff,
-              a->dim[1].stride, rows, padded, k, abf.data());
-    Block2D blk{abf.data(), rows, padded, out->dim[0].min, out->dim[0].extent,
+    Block2D blk{reinterpret_cast<const uint16_t *>(a->host) + aOff,
+                a->dim[1].stride,
+                out->dim[1].extent,
+                out->dim[0].min,
+                out->dim[0].extent,
                 reinterpret_cast<float *>(out->host) + cOff,
                 out->dim[1].stride};
     product2D(blk, reinterpret_cast<const uint16_t *>(b->host), k);

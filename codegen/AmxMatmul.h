@@ -36,8 +36,8 @@ bool hostHasAmx();
 
 } // namespace tfc::codegen
 
-/// The extern stage (see the file comment). `a`: f32 activations
-/// [batch..., M, K] (Halide dims K, M, batch...; dim 0 dense); `b`: bf16
+/// The extern stage (see the file comment). `a`: the activations rounded to
+/// bf16, [batch..., M, K] (Halide dims K, M, batch...; dim 0 dense); `b`: bf16
 /// panels [ceil(N / 48), K / 2, 48, 2] (tfc.pack_panels), dense, zero past N;
 /// `k`, `n`: K (a multiple of 32) and N; `out`: the block of the f32 product
 /// to compute (dims N, M, batch..., any mins). Answers Halide's bounds

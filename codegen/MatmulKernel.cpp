@@ -101,10 +101,13 @@
 //    bf16 vector (KernelSupport.h: bf16DotProductLowering).
 // On a CPU with AMX (KernelOptions::amxTiles, kernels run in this process
 // only) a bf16 product on panels instead runs on the tile unit through the
-// extern stage of AmxMatmul.h: the result is cut into blocks of kAmxBlockN
-// columns (whole panels) by kAmxBlockM rows, the columns' blocks are the
-// parallel tasks, and each block is one extern call, computed just before
-// the epilogue reads it (in L1/L2). Where K is not a multiple of 32 or A
+// extern stage of AmxMatmul.h: A is rounded to bf16 once per call
+// (`amx_a`, parallel rows, as `apack` above), the result is cut into blocks
+// of kAmxBlockN columns (whole panels) by kAmxBlockM rows, the columns'
+// blocks are the parallel tasks, and each block is one extern call on the
+// rounded rows, computed just before the epilogue reads it (in L1/L2).
+// (Rounding A in each block instead cost ~10 % of a BERT-size product: A
+// was rounded N / 96 times.) Where K is not a multiple of 32 or A
 // broadcasts over the result's batch, the vdpbf16ps kernel serves.
 // The GEMV variant reads the bf16 weight as it is (half the bytes; panels
 // one after another) and widens it to f32 for the FMAs; A stays f32 there.
@@ -661,8 +664,8 @@ llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
 } // namespace
 
 namespace {
-/// AMX blocks (see the file comment): two panels by up to 128 rows. One
-/// call rounds its rows of A to bf16 (K per row) for 96 x K products each.
+/// AMX blocks (see the file comment): two panels by up to 128 rows, from A
+/// rounded to bf16 once per call.
 constexpr int kAmxBlockN = 2 * kTileN;
 constexpr int kAmxBlockM = 128;
 
@@ -680,22 +683,33 @@ bool useAmx(const KernelContext &ctx, const TensorInput &a, bool packed,
   return true;
 }
 
-/// The product as the AMX extern stage (AmxMatmul.h), over the result's
-/// axis-ordered `vars`.
-Func defineAmxProduct(const KernelContext &ctx, const TensorInput &a,
-                      const TensorInput &b, const std::vector<Var> &vars,
-                      int64_t k, int64_t n) {
-  Func amx = ctx.func("amx");
-  std::vector<ExternFuncArgument> args = {
-      a.param, b.param, Expr(static_cast<int>(k)), Expr(static_cast<int>(n))};
-  amx.define_extern(kAmxMatmulSymbol, args, Float(32),
-                    std::vector<Var>(vars.rbegin(), vars.rend()));
-  return amx;
+/// The AMX extern stage (AmxMatmul.h) and the rows of A it reads, rounded
+/// to bf16 (`apack`, stored once per call: each block reads all of K).
+struct AmxFuncs {
+  Func apack, product;
+};
+
+/// The product as the AMX extern stage, over the result's axis-ordered
+/// `vars`.
+AmxFuncs defineAmxProduct(const KernelContext &ctx, const TensorInput &a,
+                          const TensorInput &b, const std::vector<Var> &vars,
+                          int64_t k, int64_t n) {
+  AmxFuncs f;
+  f.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
+                    /*rowsInner=*/false, BFloat(16));
+  f.product = ctx.func("amx");
+  std::vector<ExternFuncArgument> args = {f.apack, b.param,
+                                          Expr(static_cast<int>(k)),
+                                          Expr(static_cast<int>(n))};
+  f.product.define_extern(kAmxMatmulSymbol, args, Float(32),
+                          std::vector<Var>(vars.rbegin(), vars.rend()));
+  return f;
 }
 
-/// Blocks of kAmxBlockN x kAmxBlockM on `out`, the column blocks in
-/// parallel, the extern stage `amx` per block, the epilogue in vectors.
-void scheduleAmx(Func out, Func amx, const std::vector<Var> &vars) {
+/// A rounded once, in parallel rows; blocks of kAmxBlockN x kAmxBlockM on
+/// `out`, the column blocks in parallel, the extern stage per block, the
+/// epilogue in vectors.
+void scheduleAmx(Func out, TiledFuncs &t, const std::vector<Var> &vars) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   Var no("ano"), ni("ani"), mo("amo"), mi("ami");
@@ -708,7 +722,8 @@ void scheduleAmx(Func out, Func amx, const std::vector<Var> &vars) {
       .reorder(order)
       .vectorize(ni, kVectorLanes)
       .parallel(no);
-  amx.compute_at(out, mo);
+  t.prod.compute_at(out, mo);
+  packARows(t);
 }
 
 /// Swapped variant (see the file comment): the tile, rows of B by rows of
@@ -998,15 +1013,17 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
   TiledFuncs tiled{apack, bpack, prod, k, staticK, transposeB, packed};
   bool amx = useAmx(ctx, a, packed, bf16, staticK);
-  if (amx)
-    tiled.prod = defineAmxProduct(ctx, a, b, vars, *staticK, *packedN);
-  else if (bf16)
+  if (amx) {
+    AmxFuncs f = defineAmxProduct(ctx, a, b, vars, *staticK, *packedN);
+    tiled.apack = f.apack;
+    tiled.prod = f.product;
+  } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
     if (amx)
-      scheduleAmx(out, tiled.prod, vars);
+      scheduleAmx(out, tiled, vars);
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else

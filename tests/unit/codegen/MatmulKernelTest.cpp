@@ -566,12 +566,12 @@ TEST(MatmulKernelTest, AmxStageWhereAsked) {
 /// The extern stage refuses buffers it cannot read, with a reason, before
 /// touching any tile (on any CPU).
 TEST(MatmulKernelTest, AmxStageRefusesBadBuffers) {
-  Tensor a(DT::F32, {4, 40}), p(DT::BF16, {1, 20, 48, 2}),
+  Tensor a(DT::BF16, {4, 40}), p(DT::BF16, {1, 20, 48, 2}),
       out(DT::F32, {4, 48});
   EXPECT_NE(tfc_amx_matmul_bf16(a.raw(), p.raw(), 40, 48, out.raw()), 0);
   std::string why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("multiple of 32"), std::string::npos) << why;
-  Tensor a32(DT::F32, {4, 32}), p32(DT::BF16, {1, 16, 48, 2}),
+  Tensor a32(DT::BF16, {4, 32}), p32(DT::BF16, {1, 16, 48, 2}),
       wide(DT::F32, {4, 96});
   EXPECT_NE(tfc_amx_matmul_bf16(a32.raw(), p32.raw(), 32, 96, wide.raw()), 0);
   why = tfc::codegen::takeKernelRuntimeError();
