@@ -15,7 +15,12 @@
 //     times). A pair may span two panels. A panel's rows of 48 x 2 bf16 are
 //     192 bytes apart, so each 16-column third is a B tile as laid out;
 //  3. the accumulators are stored into the result, or through a small
-//     buffer where the block is cut by the result's edge.
+//     buffer where the block is cut by the result's edge;
+//  4. meanwhile, a few cache lines per step of K, the panels of the block
+//     this thread most likely computes next are prefetched into L2 (a
+//     block's first 32 rows otherwise wait on its panels from DRAM). The
+//     thread guesses that block from its last two (1 thread: the next
+//     one; 2 threads taking turns: every other one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,12 +91,24 @@ const uint16_t *tileB(const uint16_t *panels, long panelSize, int col) {
   return panels + (col / kPanel) * panelSize + (col % kPanel) * 2;
 }
 
+/// The panels a later block will read, fetched into L2 a few cache lines
+/// per step of K while this block computes: `lines` lines per step from
+/// `next` up to `end`.
+struct Prefetch {
+  const char *next = nullptr, *end = nullptr;
+  int lines = 0;
+  void step() {
+    for (int i = 0; i < lines && next < end; ++i, next += 64)
+      _mm_prefetch(next, _MM_HINT_T1);
+  }
+};
+
 /// 32 rows of bf16 A (`lda` values apart) times the column tiles at `b0`
 /// and `b1` (one or two of them: `b1` may be null), over K = `k`, into f32
 /// `c` (rows `ldc` floats apart; 16 or 32 columns).
 TFC_AMX_TARGET void block32(const uint16_t *a, long lda, int k,
                             const uint16_t *b0, const uint16_t *b1, float *c,
-                            long ldc) {
+                            long ldc, Prefetch &pf) {
   long aStride = lda * 2, bStride = kPanel * 2 * 2;
   const uint16_t *a1 = a + kTileRows * lda;
   _tile_zero(0);
@@ -99,6 +116,7 @@ TFC_AMX_TARGET void block32(const uint16_t *a, long lda, int k,
   _tile_zero(2);
   _tile_zero(3);
   for (int kk = 0; kk < k; kk += kTileK) {
+    pf.step();
     long bOff = long(kk / 2) * kPanel * 2;
     _tile_loadd(4, a + kk, aStride);
     _tile_loadd(6, b0 + bOff, bStride);
@@ -156,7 +174,7 @@ const uint16_t *rowGroup(const Block2D &blk, int r, int k,
 }
 
 TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels,
-                              int k) {
+                              int k, Prefetch &pf) {
   alignas(64) float edge[kBlockRows * 2 * kTileRows];
   thread_local std::vector<uint16_t> pad;
   long panelSize = long(k) * kPanel;
@@ -174,10 +192,10 @@ TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels,
       float *c = blk.c + r * blk.ldc + t * kTileRows;
       int valid = std::min(width, blk.cols - t * kTileRows);
       if (valid == width && rowEnd == kBlockRows) {
-        block32(a, lda, k, b0, b1, c, blk.ldc);
+        block32(a, lda, k, b0, b1, c, blk.ldc, pf);
         continue;
       }
-      block32(a, lda, k, b0, b1, edge, 2 * kTileRows);
+      block32(a, lda, k, b0, b1, edge, 2 * kTileRows, pf);
       for (int i = 0; i < rowEnd; ++i)
         std::memcpy(c + i * blk.ldc, edge + i * 2 * kTileRows,
                     size_t(valid) * 4);
@@ -185,6 +203,55 @@ TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels,
   }
 }
 #endif
+
+/// The first column of the block this thread most likely computes next:
+/// as far past this block as this block is past the thread's previous one
+/// of the same product (2 threads that take turns: every other block), else
+/// right after it. (Calls for the other rows of the block do not move it.)
+int nextColumn(const void *panels, int col0, int width) {
+  thread_local const void *lastPanels = nullptr;
+  thread_local int lastCol = 0, stride = 0;
+  if (panels != lastPanels) {
+    lastPanels = panels;
+    stride = width;
+  } else if (col0 != lastCol) {
+    stride = col0 > lastCol ? col0 - lastCol : width;
+  }
+  lastCol = col0;
+  return col0 + stride;
+}
+
+/// The prefetch of one call: its share of the panels of the thread's next
+/// block (nextColumn), in proportion to the rows it computes, spread over
+/// its steps of K.
+Prefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
+                      int k, const halide_buffer_t *out) {
+  int col0 = out->dim[0].min, width = out->dim[0].extent;
+  int panels = (width + kPanel - 1) / kPanel;
+  int first = (nextColumn(b->host, col0, width) + kPanel - 1) / kPanel;
+  panels = std::min(panels, b->dim[3].extent - first);
+  // This call's rows among all rows of A (the task's other calls take the
+  // rest), in linear order over (rows, batch...).
+  long total = 1, start = 0, count = 1, scale = 1;
+  for (int d = 1; d < a->dimensions; ++d) {
+    start += (out->dim[d].min - a->dim[d].min) * scale;
+    scale *= a->dim[d].extent;
+    total *= a->dim[d].extent;
+    count *= out->dim[d].extent;
+  }
+  Prefetch pf;
+  if (panels <= 0 || total <= 0)
+    return pf;
+  long bytes = long(panels) * k * kPanel * 2;
+  const char *base = reinterpret_cast<const char *>(b->host) +
+                     long(first) * k * kPanel * 2;
+  pf.next = base + bytes * start / total / 64 * 64;
+  pf.end = base + bytes * (start + count) / total;
+  long steps = count / kBlockRows + 1;
+  steps *= (width + 2 * kTileRows - 1) / (2 * kTileRows) * (k / kTileK);
+  pf.lines = static_cast<int>((pf.end - pf.next) / 64 / steps + 1);
+  return pf;
+}
 
 /// Halide's bounds query: the rows of A the block needs (all of K), and
 /// all of the panels.
@@ -268,6 +335,7 @@ extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
   // The batch coordinates of the block, outermost last (odometer order).
   int dims = out->dimensions;
   std::vector<int> at(dims, 0);
+  Prefetch pf = planPrefetch(a, b, k, out);
   loadTileConfig();
   for (;;) {
     long aOff = (out->dim[1].min - a->dim[1].min) * long(a->dim[1].stride);
@@ -284,7 +352,7 @@ extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                 out->dim[0].extent,
                 reinterpret_cast<float *>(out->host) + cOff,
                 out->dim[1].stride};
-    product2D(blk, reinterpret_cast<const uint16_t *>(b->host), k);
+    product2D(blk, reinterpret_cast<const uint16_t *>(b->host), k, pf);
     int d = 2;
     for (; d < dims; ++d) {
       if (++at[d] < out->dim[d].extent)
