@@ -6,6 +6,8 @@ Engines (fp32 unless named):
   tfc-before   with --tfc-before BIN: that other tfc binary (e.g. a build of
                an older commit), the same `tfc bench --serve`, alternated in
                the same rounds (fp32; its models from --tfc-before-root)
+  tfc-before-bf16 with --tfc-before BIN and tfc-bf16 timed: that binary
+               with `--dtype bf16`, alternated likewise
   tfc-bf16     the same with `--dtype bf16` (bf16 matmul/linear weights,
                AVX512_BF16 dot products, f32 accumulation)
   ort          ONNX Runtime: torch.onnx.export, then onnxruntime.transformers'
@@ -57,7 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_pytorch import (REPO, CASES, TfcServer, build_transformer,  # noqa
                              machine)
 
-ENGINES = ["tfc", "tfc-before", "tfc-bf16", "ort", "ov", "ov-bf16", "torch",
+ENGINES = ["tfc", "tfc-before", "tfc-bf16", "tfc-before-bf16", "ort", "ov", "ov-bf16", "torch",
            "torch-compile"]
 TFC_ENGINES = {"tfc": (), "tfc-bf16": ("--dtype", "bf16")}
 FP32_PEERS = ["ort", "ov", "torch", "torch-compile"]
@@ -334,6 +336,11 @@ def run_case(torch, ort, np, args, name, threads_list):
             servers["tfc-before"] = TfcServer(args.tfc_before, before,
                                               args.warmup, threads)
             timed_tfc.append("tfc-before")
+            if "tfc-bf16" in tfc_engines:
+                servers["tfc-before-bf16"] = TfcServer(
+                    args.tfc_before, before, args.warmup, threads,
+                    TFC_ENGINES["tfc-bf16"])
+                timed_tfc.append("tfc-before-bf16")
         gflop = servers["tfc"].info["gflop"]
         names = timed_tfc + list(engines)
         times = {n: [] for n in names}
@@ -365,24 +372,27 @@ def run_case(torch, ort, np, args, name, threads_list):
 
 
 def before_after(results, threads):
-    """tfc-before / tfc per case (CPU time and wall), when timed."""
+    """tfc-before / tfc (and their bf16 runs) per case, CPU time and wall,
+    when timed."""
     rows = []
     for c in results["cases"]:
         e = c["threads"][threads]["engines"]
-        if "tfc-before" not in e:
-            continue
-        a, b = e["tfc"], e["tfc-before"]
-        rows.append(f"| {c['title']} | {b['cpu_median_ms']:.1f} "
-                    f"({b['cpu_min_ms']:.1f}–{b['cpu_max_ms']:.1f}) | "
-                    f"{a['cpu_median_ms']:.1f} ({a['cpu_min_ms']:.1f}–"
-                    f"{a['cpu_max_ms']:.1f}) | "
-                    f"{b['cpu_median_ms'] / a['cpu_median_ms']:.3f} | "
-                    f"{b['median_ms'] / a['median_ms']:.3f} |")
+        for now, then in (("tfc", "tfc-before"),
+                          ("tfc-bf16", "tfc-before-bf16")):
+            if now not in e or then not in e:
+                continue
+            a, b = e[now], e[then]
+            rows.append(f"| {c['title']} | {now} | {b['cpu_median_ms']:.1f} "
+                        f"({b['cpu_min_ms']:.1f}–{b['cpu_max_ms']:.1f}) | "
+                        f"{a['cpu_median_ms']:.1f} ({a['cpu_min_ms']:.1f}–"
+                        f"{a['cpu_max_ms']:.1f}) | "
+                        f"{b['cpu_median_ms'] / a['cpu_median_ms']:.3f} | "
+                        f"{b['median_ms'] / a['median_ms']:.3f} |")
     if not rows:
         return []
     return ["\ntfc-before against tfc, CPU ms per run, median (min–max)\n",
-            "| case | tfc-before | tfc | before / tfc (CPU) | "
-            "before / tfc (wall) |", "|---|---|---|---|---|"] + rows
+            "| case | engine | before | now | before / now (CPU) | "
+            "before / now (wall) |", "|---|---|---|---|---|---|"] + rows
 
 
 def table(results, lim):
