@@ -25,17 +25,19 @@
 //    (clamped rows, a dynamic row stride), LLVM computed the 8 row
 //    addresses with ~14 vector integer instructions per k step (the SLP
 //    vectorizer's doing), next to the 24 FMAs: ~2 % of a BERT-size linear.
-//  - On weight panels with a static K, K is read in kKStreams parts side by
-//    side: iteration k takes step k of each part (k, K/8 + k, 2K/8 + k,
-//    ...), so a panel is read as 8 sequential streams, not one. A row
-//    tile's sums are the same, added in another order. The first row
-//    tile of a panel waits on the panel from DRAM, and the hardware's
+//  - On weight panels with a static K and at most kStreamRows rows (a
+//    specialization of the tile's update), K is read in kKStreams parts
+//    side by side: iteration k takes step k of each part (k, K/8 + k,
+//    2K/8 + k, ...), so a panel is read as 8 sequential streams, not one.
+//    A row tile's sums are the same, added in another order. The first
+//    row tile of a panel waits on the panel from DRAM, and the hardware's
 //    stream prefetchers run only so far ahead of each stream: with 8 of
-//    them the lines arrive ~8x as early. On the Emerald Rapids machine of
-//    session 12 (alternated): the Transformer base at 32 tokens (4 row
-//    tiles per panel) 61.1 -> 49.1 ms at 1 thread, 27.6 -> 21.7 at 2,
-//    BERT-base b1 3-4 %, BERT's FFN with its weights in L3 1.5-3 %; 4
-//    parts measured as 8, 16 6 % slower than 8. (Halide 14's prefetch directive emits prefetchnta,
+//    them the lines arrive ~8x as early. With more rows the panel is in
+//    L2 for all but the first tile, and K in order is faster. On the
+//    Emerald Rapids machine of session 12 (alternated): the Transformer
+//    base at 32 tokens (4 row tiles per panel) 61.1 -> 49.1 ms at 1
+//    thread, 27.6 -> 21.7 at 2, BERT-base b1 3-4 %; 4 parts measured as
+//    8, 16 6 % slower than 8. (Halide 14's prefetch directive emits prefetchnta,
 //    whose lines skip L2: each later row tile then read the panel from
 //    DRAM again, 6x slower.)
 //  - Panels are the parallel tasks. When B has no batch dims (a weight), the
@@ -412,8 +414,10 @@ struct TiledFuncs {
   /// inline; bf16: no bpack).
   bool packed = false;
   /// K is read as this many streams side by side (kStreams), `k` then
-  /// being (k within a stream, stream).
+  /// being (k within a stream, stream), where `streamWhen` holds; else
+  /// in order (one stream).
   int streams = 1;
+  Expr streamWhen;
 };
 
 /// How many parts of K the fp32 tile reads its panel of B in, side by side
@@ -421,12 +425,28 @@ struct TiledFuncs {
 /// static K of at least kKStreamMin steps per part, else 1 (one stream).
 constexpr int kKStreams = 8;
 constexpr int kKStreamMin = 32;
+/// Rows up to which the parts are read side by side (a specialization of
+/// the tile's update): with more row tiles per panel, the panel is in L2
+/// for all but the first, and K in order reads it faster (BERT's FFN chain
+/// at 1 thread, alternated: parts side by side 17 % faster at M = 64, 1-4 %
+/// at 128, 9 % slower at 256 and 512, 10-15 % at 1024).
+constexpr int kStreamRows = 128;
 int kStreams(const KernelContext &ctx, bool packed, bool bf16,
              std::optional<int64_t> staticK) {
   if (ctx.gpu() || !packed || bf16 || !staticK ||
       *staticK % kKStreams != 0 || *staticK / kKStreams < kKStreamMin)
     return 1;
   return kKStreams;
+}
+
+/// The run-time test of the streamed order: the result has at most
+/// kStreamRows rows (A's rows times its batch dims). Constant when A is
+/// static.
+Expr streamRows(const TensorInput &a) {
+  Expr rows = 1;
+  for (int axis = 0; axis < a.rank() - 1; ++axis)
+    rows = rows * a.extent(axis);
+  return Internal::simplify(rows <= kStreamRows);
 }
 
 /// The register tile's loops on `out` (see the file comment): panels of
@@ -546,11 +566,19 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
         .unroll(n);
 
   Stage update = scheduleTileProd(prod, out, mo, vars);
-  if (t.streams > 1)
-    update.reorder(n, m, k.y, k.x).unroll(k.y);
-  else
-    update.reorder(n, m, k);
-  update.vectorize(n, kVectorLanes).unroll(n).unroll(m);
+  auto tile = [&](Stage s) {
+    s.vectorize(n, kVectorLanes).unroll(n).unroll(m);
+  };
+  if (t.streams == 1) {
+    tile(update.reorder(n, m, k));
+    return;
+  }
+  // Few rows: the parts side by side; else one after another, i.e. K in
+  // order.
+  if (!Internal::is_const_zero(t.streamWhen))
+    tile(update.specialize(t.streamWhen).reorder(n, m, k.y, k.x).unroll(k.y));
+  if (!Internal::is_const_one(t.streamWhen))
+    tile(update.reorder(n, m, k.x, k.y));
 }
 } // namespace
 
@@ -1050,6 +1078,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   tiled.streams = streams;
+  tiled.streamWhen = streamRows(a);
   bool amx = useAmx(ctx, a, packed, bf16, staticK);
   if (amx) {
     AmxFuncs f = defineAmxProduct(ctx, a, b, vars, *staticK, *packedN);
