@@ -202,7 +202,6 @@ TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels,
     }
   }
 }
-#endif
 
 /// The first column of the block this thread most likely computes next:
 /// as far past this block as this block is past the thread's previous one
@@ -252,6 +251,8 @@ Prefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
   pf.lines = static_cast<int>((pf.end - pf.next) / 64 / steps + 1);
   return pf;
 }
+
+#endif
 
 /// Halide's bounds query: the rows of A the block needs (all of K), and
 /// all of the panels.

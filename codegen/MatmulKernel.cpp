@@ -37,9 +37,9 @@
 //    Emerald Rapids machine of session 12 (alternated): the Transformer
 //    base at 32 tokens (4 row tiles per panel) 61.1 -> 49.1 ms at 1
 //    thread, 27.6 -> 21.7 at 2, BERT-base b1 3-4 %; 4 parts measured as
-//    8, 16 6 % slower than 8. (Halide 14's prefetch directive emits prefetchnta,
-//    whose lines skip L2: each later row tile then read the panel from
-//    DRAM again, 6x slower.)
+//    8, 16 6 % slower than 8. (Halide 14's prefetch directive emits
+//    prefetchnta, whose lines skip L2: each later row tile then read the
+//    panel from DRAM again, 6x slower.)
 //  - Panels are the parallel tasks. When B has no batch dims (a weight), the
 //    batch loops run inside the panel loop so a panel is packed once for all
 //    batches.
@@ -576,7 +576,9 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
   // Few rows: the parts side by side; else one after another, i.e. K in
   // order.
   if (!Internal::is_const_zero(t.streamWhen))
-    tile(update.specialize(t.streamWhen).reorder(n, m, k.y, k.x).unroll(k.y));
+    tile(update.specialize(t.streamWhen)
+             .reorder(n, m, k.y, k.x)
+             .unroll(k.y));
   if (!Internal::is_const_one(t.streamWhen))
     tile(update.reorder(n, m, k.x, k.y));
 }
