@@ -59,8 +59,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_pytorch import (REPO, CASES, TfcServer, build_transformer,  # noqa
                              machine)
 
-ENGINES = ["tfc", "tfc-before", "tfc-bf16", "tfc-before-bf16", "ort", "ov", "ov-bf16", "torch",
-           "torch-compile"]
+ENGINES = ["tfc", "tfc-before", "tfc-bf16", "tfc-before-bf16", "ort", "ov",
+           "ov-bf16", "torch", "torch-compile"]
 TFC_ENGINES = {"tfc": (), "tfc-bf16": ("--dtype", "bf16")}
 FP32_PEERS = ["ort", "ov", "torch", "torch-compile"]
 COMPILED = {}  # case -> torch.compile(model)

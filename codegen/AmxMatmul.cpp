@@ -47,8 +47,10 @@ using namespace tfc::codegen;
 namespace {
 constexpr int kPanel = static_cast<int>(mlir::tfc::kPanelColumns);
 constexpr int kTileRows = 16;  // rows of a tile
+constexpr int kTileCols = 16;  // f32 columns of an accumulator (and B) tile
 constexpr int kTileK = 32;     // bf16 values of K per tile row
 constexpr int kBlockRows = 32; // two row tiles
+constexpr int kBlockCols = 32; // two column tiles
 
 bool reportError(const std::string &msg) {
   recordKernelRuntimeError(msg.c_str());
@@ -134,8 +136,8 @@ TFC_AMX_TARGET void block32(const uint16_t *a, long lda, int k,
   _tile_stored(0, c, s);
   _tile_stored(2, c1, s);
   if (b1) {
-    _tile_stored(1, c + 16, s);
-    _tile_stored(3, c1 + 16, s);
+    _tile_stored(1, c + kTileCols, s);
+    _tile_stored(3, c1 + kTileCols, s);
   }
 }
 
@@ -160,12 +162,10 @@ struct Block2D {
 };
 
 #if defined(__x86_64__)
-/// A's rows [r, r + 32) of `blk`: where they are, or copied into `pad`
-/// (32 x K, zero past the block's last row) where the block ends first.
-const uint16_t *rowGroup(const Block2D &blk, int r, int k,
-                         std::vector<uint16_t> &pad) {
-  if (r + kBlockRows <= blk.rows)
-    return blk.a + r * blk.lda;
+/// A's rows [r, blk.rows) of `blk`, fewer than 32, copied into `pad` (32 x
+/// K, rows K apart) and padded with zero rows.
+const uint16_t *padRows(const Block2D &blk, int r, int k,
+                        std::vector<uint16_t> &pad) {
   pad.assign(size_t(kBlockRows) * k, 0);
   for (int i = 0; r + i < blk.rows; ++i)
     std::memcpy(pad.data() + size_t(i) * k, blk.a + (r + i) * blk.lda,
@@ -175,29 +175,30 @@ const uint16_t *rowGroup(const Block2D &blk, int r, int k,
 
 TFC_AMX_TARGET void product2D(const Block2D &blk, const uint16_t *panels,
                               int k, Prefetch &pf) {
-  alignas(64) float edge[kBlockRows * 2 * kTileRows];
+  alignas(64) float edge[kBlockRows * kBlockCols];
   thread_local std::vector<uint16_t> pad;
   long panelSize = long(k) * kPanel;
-  int tiles = (blk.cols + kTileRows - 1) / kTileRows;
   for (int r = 0; r < blk.rows; r += kBlockRows) {
-    const uint16_t *a = rowGroup(blk, r, k, pad);
-    long lda = r + kBlockRows <= blk.rows ? blk.lda : k;
-    int rowEnd = std::min(kBlockRows, blk.rows - r);
-    for (int t = 0; t < tiles; t += 2) {
-      int width = std::min(2, tiles - t) * kTileRows; // columns computed
-      const uint16_t *b0 = tileB(panels, panelSize, blk.col0 + t * 16);
+    bool fullRows = r + kBlockRows <= blk.rows;
+    const uint16_t *a =
+        fullRows ? blk.a + r * blk.lda : padRows(blk, r, k, pad);
+    long lda = fullRows ? blk.lda : k;
+    for (int col = 0; col < blk.cols; col += kBlockCols) {
+      // One column tile, or two; `valid` of their columns are the result's.
+      int valid = std::min(kBlockCols, blk.cols - col);
+      bool pair = valid > kTileCols;
+      const uint16_t *b0 = tileB(panels, panelSize, blk.col0 + col);
       const uint16_t *b1 =
-          width > kTileRows ? tileB(panels, panelSize, blk.col0 + t * 16 + 16)
-                            : nullptr;
-      float *c = blk.c + r * blk.ldc + t * kTileRows;
-      int valid = std::min(width, blk.cols - t * kTileRows);
-      if (valid == width && rowEnd == kBlockRows) {
+          pair ? tileB(panels, panelSize, blk.col0 + col + kTileCols)
+               : nullptr;
+      float *c = blk.c + r * blk.ldc + col;
+      if (fullRows && valid % kTileCols == 0) {
         block32(a, lda, k, b0, b1, c, blk.ldc, pf);
         continue;
       }
-      block32(a, lda, k, b0, b1, edge, 2 * kTileRows, pf);
-      for (int i = 0; i < rowEnd; ++i)
-        std::memcpy(c + i * blk.ldc, edge + i * 2 * kTileRows,
+      block32(a, lda, k, b0, b1, edge, kBlockCols, pf);
+      for (int i = 0; i < kBlockRows && r + i < blk.rows; ++i)
+        std::memcpy(c + i * blk.ldc, edge + i * kBlockCols,
                     size_t(valid) * 4);
     }
   }
@@ -231,23 +232,26 @@ Prefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
   panels = std::min(panels, b->dim[3].extent - first);
   // This call's rows among all rows of A (the task's other calls take the
   // rest), in linear order over (rows, batch...).
-  long total = 1, start = 0, count = 1, scale = 1;
+  long total = 1, start = 0, count = 1;
   for (int d = 1; d < a->dimensions; ++d) {
-    start += (out->dim[d].min - a->dim[d].min) * scale;
-    scale *= a->dim[d].extent;
+    start += (out->dim[d].min - a->dim[d].min) * total;
     total *= a->dim[d].extent;
     count *= out->dim[d].extent;
   }
   Prefetch pf;
-  if (panels <= 0 || total <= 0)
+  if (panels <= 0 || count <= 0)
     return pf;
-  long bytes = long(panels) * k * kPanel * 2;
-  const char *base = reinterpret_cast<const char *>(b->host) +
-                     long(first) * k * kPanel * 2;
+  long panelBytes = long(k) * kPanel * 2;
+  long bytes = panels * panelBytes;
+  const char *base =
+      reinterpret_cast<const char *>(b->host) + first * panelBytes;
   pf.next = base + bytes * start / total / 64 * 64;
   pf.end = base + bytes * (start + count) / total;
-  long steps = count / kBlockRows + 1;
-  steps *= (width + 2 * kTileRows - 1) / (2 * kTileRows) * (k / kTileK);
+  // block32's calls in this call (row groups of each batch entry, column
+  // pairs) times their steps of K.
+  int rows = out->dim[1].extent;
+  long steps = count / rows * ((rows + kBlockRows - 1) / kBlockRows) *
+               ((width + kBlockCols - 1) / kBlockCols) * (k / kTileK);
   pf.lines = static_cast<int>((pf.end - pf.next) / 64 / steps + 1);
   return pf;
 }

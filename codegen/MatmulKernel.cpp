@@ -413,16 +413,15 @@ struct TiledFuncs {
   /// B is in column panels: the CPU kernel reads it as stored (bpack
   /// inline; bf16: no bpack).
   bool packed = false;
-  /// K is read as this many streams side by side (kStreams), `k` then
-  /// being (k within a stream, stream), where `streamWhen` holds; else
-  /// in order (one stream).
-  int streams = 1;
+  /// Defined where `k` is (step within a part, part) (streamsOfK): the
+  /// parts are read side by side where it holds, one after another (K in
+  /// order) elsewhere.
   Expr streamWhen;
 };
 
-/// How many parts of K the fp32 tile reads its panel of B in, side by side
-/// (see the file comment): kKStreams where B is a weight in panels with a
-/// static K of at least kKStreamMin steps per part, else 1 (one stream).
+/// The fp32 tile reads its panel of B in kKStreams parts of K side by side
+/// (see the file comment) where B is a weight in panels with a static K of
+/// at least kKStreamMin steps per part (streamsOfK).
 constexpr int kKStreams = 8;
 constexpr int kKStreamMin = 32;
 /// Rows up to which the parts are read side by side (a specialization of
@@ -431,8 +430,10 @@ constexpr int kKStreamMin = 32;
 /// at 1 thread, alternated: parts side by side 17 % faster at M = 64, 1-4 %
 /// at 128, 9 % slower at 256 and 512, 10-15 % at 1024).
 constexpr int kStreamRows = 128;
-int kStreams(const KernelContext &ctx, bool packed, bool bf16,
-             std::optional<int64_t> staticK) {
+
+/// How many parts of K the fp32 tile reads side by side: kKStreams or 1.
+int streamsOfK(const KernelContext &ctx, bool packed, bool bf16,
+               std::optional<int64_t> staticK) {
   if (ctx.gpu() || !packed || bf16 || !staticK ||
       *staticK % kKStreams != 0 || *staticK / kKStreams < kKStreamMin)
     return 1;
@@ -569,7 +570,7 @@ void scheduleTiled(const KernelContext &ctx, Func out, TiledFuncs &t,
   auto tile = [&](Stage s) {
     s.vectorize(n, kVectorLanes).unroll(n).unroll(m);
   };
-  if (t.streams == 1) {
+  if (!t.streamWhen.defined()) {
     tile(update.reorder(n, m, k));
     return;
   }
@@ -743,27 +744,19 @@ bool useAmx(const KernelContext &ctx, const TensorInput &a, bool packed,
   return true;
 }
 
-/// The AMX extern stage (AmxMatmul.h) and the rows of A it reads, rounded
-/// to bf16 (`apack`, stored once per call: each block reads all of K).
-struct AmxFuncs {
-  Func apack, product;
-};
-
-/// The product as the AMX extern stage, over the result's axis-ordered
-/// `vars`.
-AmxFuncs defineAmxProduct(const KernelContext &ctx, const TensorInput &a,
-                          const TensorInput &b, const std::vector<Var> &vars,
-                          int64_t k, int64_t n) {
-  AmxFuncs f;
-  f.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
-                    /*rowsInner=*/false, BFloat(16));
-  f.product = ctx.func("amx");
-  std::vector<ExternFuncArgument> args = {f.apack, b.param,
+/// The product as the AMX extern stage (AmxMatmul.h), over the result's
+/// axis-ordered `vars`, reading `abf16`: A rounded to bf16 (stored once per
+/// call: each block reads all of K).
+Func defineAmxProduct(const KernelContext &ctx, Func abf16,
+                      const TensorInput &b, const std::vector<Var> &vars,
+                      int64_t k, int64_t n) {
+  Func amx = ctx.func("amx");
+  std::vector<ExternFuncArgument> args = {abf16, b.param,
                                           Expr(static_cast<int>(k)),
                                           Expr(static_cast<int>(n))};
-  f.product.define_extern(kAmxMatmulSymbol, args, Float(32),
-                          std::vector<Var>(vars.rbegin(), vars.rend()));
-  return f;
+  amx.define_extern(kAmxMatmulSymbol, args, Float(32),
+                    std::vector<Var>(vars.rbegin(), vars.rend()));
+  return amx;
 }
 
 /// A rounded once, in parallel rows; blocks of kAmxBlockN x kAmxBlockM on
@@ -1058,7 +1051,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
                        Float(32));
 
   Func prod = ctx.func("prod");
-  int streams = kStreams(ctx, packed, bf16, staticK);
+  int streams = streamsOfK(ctx, packed, bf16, staticK);
   RDom kt = streams > 1 ? RDom(0, static_cast<int>(*staticK) / streams, 0,
                                streams, ctx.base + "_ks")
                         : k;
@@ -1079,13 +1072,14 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
 
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
-  tiled.streams = streams;
-  tiled.streamWhen = streamRows(a);
+  if (streams > 1)
+    tiled.streamWhen = streamRows(a);
   bool amx = useAmx(ctx, a, packed, bf16, staticK);
   if (amx) {
-    AmxFuncs f = defineAmxProduct(ctx, a, b, vars, *staticK, *packedN);
-    tiled.apack = f.apack;
-    tiled.prod = f.product;
+    tiled.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
+                          /*rowsInner=*/false, BFloat(16));
+    tiled.prod =
+        defineAmxProduct(ctx, tiled.apack, b, vars, *staticK, *packedN);
   } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
