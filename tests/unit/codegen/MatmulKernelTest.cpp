@@ -486,6 +486,10 @@ INSTANTIATE_TEST_SUITE_P(
         PanelCase{"NineRowsTiled", "?x?x64", {3, 3, 64}, 64, 100, false,
                   false, false},
         PanelCase{"LongK", "?x768", {20, 768}, 768, 144, true, false, true},
+        // K in 8 parts: read side by side at up to 128 result rows (LongK),
+        // one after another above (here 2 x 100 rows).
+        PanelCase{"LongKManyRows", "?x?x256", {2, 100, 256}, 256, 96, false,
+                  false, false},
         // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
         // is not a multiple of it (the last tile shifted inwards).
         PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
