@@ -12,6 +12,7 @@
 
 #include "codegen/KernelSupport.h"
 #include "codegen/AmxMatmul.h"
+#include "codegen/PanelMatmul.h"
 
 #include "ir/Describe.h"
 #include "ir/TfcOps.h"
@@ -255,6 +256,7 @@ unsigned compileCostHint(mlir::Operation *op) {
 KernelOptions hostKernelOptions() {
   KernelOptions options;
   options.amxTiles = hostHasAmx();
+  options.f32PanelStage = hostHasF32PanelStage();
   return options;
 }
 

@@ -93,10 +93,15 @@ struct KernelOptions {
   /// only for kernels that run in this process, whose executable exports
   /// that function (hostKernelOptions), never for AOT or emitted sources.
   bool amxTiles = false;
+  /// fp32 products on weight panels through the extern stage of
+  /// PanelMatmul.h (AVX-512F, a prefetch of the next panels), under the
+  /// same terms.
+  bool f32PanelStage = false;
 };
 
 /// The options of kernels compiled to run in this process (the JIT and the
-/// disk cache): AMX tiles where hostHasAmx().
+/// disk cache): AMX tiles where hostHasAmx(), the fp32 panel stage where
+/// hostHasF32PanelStage().
 KernelOptions hostKernelOptions();
 
 /// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,

@@ -12,6 +12,7 @@
 
 #include "codegen/KernelCache.h"
 #include "codegen/AmxMatmul.h"
+#include "codegen/PanelMatmul.h"
 #include "codegen/Parallel.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -26,8 +27,8 @@ using namespace Halide;
 
 namespace tfc::codegen {
 
-/// The C functions kernels call that are not Halide's: the AMX extern
-/// stage (AmxMatmul.h).
+/// The C functions kernels call that are not Halide's: the extern stages
+/// (AmxMatmul.h, PanelMatmul.h).
 static Internal::JITModule externs() {
   static const Internal::JITModule module = [] {
     Internal::JITModule m;
@@ -35,6 +36,10 @@ static Internal::JITModule externs() {
         kAmxMatmulSymbol,
         Internal::JITModule::Symbol(
             reinterpret_cast<void *>(&tfc_amx_matmul_bf16)));
+    m.add_symbol_for_export(
+        kPanelMatmulSymbol,
+        Internal::JITModule::Symbol(
+            reinterpret_cast<void *>(&tfc_panel_matmul_f32)));
     return m;
   }();
   return module;

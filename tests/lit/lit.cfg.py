@@ -26,11 +26,15 @@ config.substitutions.append(("%minilm", minilm))
 if os.path.exists(os.path.join(minilm, "model.safetensors")):
     config.available_features.add("minilm")
 
-# AVX512_BF16 (`--dtype bf16` runs only on such CPUs: tests/lit/fixtures/bf16.test),
-# and AMX (bf16 products on tiles: tests/lit/compile/bf16-amx.test).
+# AVX-512F (fp32 products on weight panels through an extern stage:
+# tests/lit/compile/f32-panel-stage.test), AVX512_BF16 (`--dtype bf16` runs only on
+# such CPUs: tests/lit/fixtures/bf16.test), and AMX (bf16 products on tiles:
+# tests/lit/compile/bf16-amx.test).
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         flags = cpuinfo.read()
+        if " avx512f" in flags:
+            config.available_features.add("avx512f")
         if " avx512_bf16" in flags:
             config.available_features.add("avx512-bf16")
         if " amx_bf16" in flags and " amx_tile" in flags:

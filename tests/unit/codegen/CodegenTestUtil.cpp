@@ -162,7 +162,7 @@ codegen::KernelCache &cache() {
   return *c;
 }
 
-codegen::KernelCache &noAmxCache() {
+codegen::KernelCache &noExternCache() {
   static codegen::KernelCache *c =
       new codegen::KernelCache(codegen::hostTarget(), codegen::KernelOptions());
   return *c;

@@ -88,9 +88,10 @@ void expectClose(const Tensor &out,
 /// The process-wide cache the tests compile with.
 codegen::KernelCache &cache();
 
-/// A cache like cache() but without AMX tiles: the AVX512_BF16 kernels,
-/// for testing them on a CPU where cache() uses AMX.
-codegen::KernelCache &noAmxCache();
+/// A cache like cache() but without the extern stages (AMX tiles, the fp32
+/// panel stage): the Halide kernels (AVX512_BF16, the fp32 tile), for
+/// testing them on a CPU where cache() uses the stages.
+codegen::KernelCache &noExternCache();
 
 } // namespace tfc::test
 

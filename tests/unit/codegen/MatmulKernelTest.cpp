@@ -12,6 +12,7 @@
 
 #include "CodegenTestUtil.h"
 #include "codegen/AmxMatmul.h"
+#include "codegen/PanelMatmul.h"
 
 using namespace tfc::test;
 
@@ -453,10 +454,11 @@ TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
   };
   expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape), expected, 1e-5,
               1e-4);
-  // Where the process uses AMX tiles for bf16 (K a multiple of 32), the
-  // AVX512_BF16 kernel too.
-  if (c.bf16 && cache().kernelOptions().amxTiles)
-    expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape, &noAmxCache()),
+  // Where the process uses an extern stage (AMX tiles for bf16, K a multiple
+  // of 32; the fp32 panel stage), the Halide kernel too.
+  const tfc::codegen::KernelOptions &host = cache().kernelOptions();
+  if (c.bf16 ? host.amxTiles : host.f32PanelStage)
+    expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape, &noExternCache()),
                 expected, 1e-5, 1e-4);
 }
 
@@ -490,6 +492,10 @@ INSTANTIATE_TEST_SUITE_P(
         // one after another above (here 2 x 100 rows).
         PanelCase{"LongKManyRows", "?x?x256", {2, 100, 256}, 256, 96, false,
                   false, false},
+        // K past the fp32 panel stage's kPartMax: 2 parts of 550, added;
+        // a row tail, a padded last panel, a batch.
+        PanelCase{"LongKInParts", "?x?x1100", {2, 13, 1100}, 1100, 100,
+                  true, false, true},
         // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
         // is not a multiple of it (the last tile shifted inwards).
         PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
@@ -535,25 +541,32 @@ TEST(MatmulKernelTest, RefusesNarrowBf16Weight) {
   EXPECT_NE(message.find("static N >= 48"), std::string::npos) << message;
 }
 
+/// The lowered statement of `A x P` (P: 2 panels, 96 columns, of type
+/// `panels`; A: f32 [?, K]) built with `options`, or "error: " and why.
+std::string panelProductStmt(int64_t k, const std::string &panels,
+                             const tfc::codegen::KernelOptions &options) {
+  std::string at = "tensor<?x" + std::to_string(k) + "xf32>";
+  ParsedOp parsed = parseOp(singleOpFunc(
+      "%a: " + at + ", %p: " + panels,
+      "tfc.matmul %a, %p {packed_n = 96 : i64} : (" + at + ", " + panels +
+          ") -> tensor<?x96xf32>",
+      "tensor<?x96xf32>"));
+  auto kernel = tfc::codegen::buildKernel(
+      parsed.op, tfc::codegen::hostTarget(), "", options);
+  if (!kernel)
+    return "error: " + llvm::toString(kernel.takeError());
+  auto stmt = tfc::codegen::loweredStmt(*kernel, tfc::codegen::hostTarget());
+  return stmt ? *stmt : "error: " + llvm::toString(stmt.takeError());
+}
+
 /// The AMX extern stage is in a kernel only where KernelOptions ask for it
 /// and it applies (bf16 panels, K a multiple of 32). Building needs no AMX.
 TEST(MatmulKernelTest, AmxStageWhereAsked) {
   auto stmtOf = [](int64_t k, bool amx) {
-    std::string p = "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>";
-    std::string at = "tensor<?x" + std::to_string(k) + "xf32>";
-    ParsedOp parsed = parseOp(singleOpFunc(
-        "%a: " + at + ", %p: " + p,
-        "tfc.matmul %a, %p {packed_n = 96 : i64} : (" + at + ", " + p +
-            ") -> tensor<?x96xf32>",
-        "tensor<?x96xf32>"));
     tfc::codegen::KernelOptions options;
     options.amxTiles = amx;
-    auto kernel = tfc::codegen::buildKernel(
-        parsed.op, tfc::codegen::hostTarget(), "", options);
-    if (!kernel)
-      return "error: " + llvm::toString(kernel.takeError());
-    auto stmt = tfc::codegen::loweredStmt(*kernel, tfc::codegen::hostTarget());
-    return stmt ? *stmt : "error: " + llvm::toString(stmt.takeError());
+    return panelProductStmt(
+        k, "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>", options);
   };
   if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
     GTEST_SKIP() << "no AVX512_BF16 on this CPU";
@@ -580,6 +593,42 @@ TEST(MatmulKernelTest, AmxStageRefusesBadBuffers) {
   EXPECT_NE(tfc_amx_matmul_bf16(a32.raw(), p32.raw(), 32, 96, wide.raw()), 0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
+}
+
+/// The fp32 panel stage is in a kernel only where KernelOptions ask for it
+/// and it applies (fp32 panels, a static K); building needs no AVX-512.
+TEST(MatmulKernelTest, F32PanelStageWhereAsked) {
+  auto stmtOf = [](bool stage) {
+    tfc::codegen::KernelOptions options;
+    options.f32PanelStage = stage;
+    return panelProductStmt(64, "tensor<2x64x48xf32>", options);
+  };
+  std::string with = stmtOf(true);
+  EXPECT_NE(with.find(tfc::codegen::kPanelMatmulSymbol), std::string::npos)
+      << with.substr(0, 200);
+  std::string without = stmtOf(false);
+  EXPECT_EQ(without.rfind("error: ", 0), std::string::npos) << without;
+  EXPECT_EQ(without.find(tfc::codegen::kPanelMatmulSymbol), std::string::npos);
+}
+
+/// The fp32 panel stage refuses buffers it cannot read, with a reason,
+/// before reading them (on any CPU).
+TEST(MatmulKernelTest, F32PanelStageRefusesBadBuffers) {
+  // Panels of another K than the one passed.
+  Tensor a(DT::F32, {4, 40}), p(DT::F32, {1, 32, 48}), out(DT::F32, {4, 48});
+  EXPECT_NE(tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, out.raw()), 0);
+  std::string why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("not dense [panels, K, 48]"), std::string::npos) << why;
+  // A block wider than the panels.
+  Tensor p40(DT::F32, {1, 40, 48}), wide(DT::F32, {4, 96});
+  EXPECT_NE(tfc_panel_matmul_f32(a.raw(), p40.raw(), 40, 96, wide.raw()), 0);
+  why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
+  // bf16 activations.
+  Tensor a16(DT::BF16, {4, 40});
+  EXPECT_NE(tfc_panel_matmul_f32(a16.raw(), p40.raw(), 40, 48, out.raw()), 0);
+  why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("expects f32"), std::string::npos) << why;
 }
 
 TEST(MatmulKernelTest, RefusesMismatchedContraction) {

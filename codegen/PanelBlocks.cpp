@@ -1,0 +1,148 @@
+//===- PanelBlocks.cpp - What the extern products on panels share ---------===//
+
+#include "codegen/PanelBlocks.h"
+
+#include "codegen/KernelBuilder.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+using namespace tfc::codegen;
+
+namespace {
+/// The first column of the block this thread most likely computes next (see
+/// planPanelPrefetch). Calls for the other rows of a block do not move it.
+int nextColumn(const void *panels, int col0, int width) {
+  thread_local const void *lastPanels = nullptr;
+  thread_local int lastCol = 0, stride = 0;
+  if (panels != lastPanels) {
+    lastPanels = panels;
+    stride = width;
+  } else if (col0 != lastCol) {
+    stride = col0 > lastCol ? col0 - lastCol : width;
+  }
+  lastCol = col0;
+  return col0 + stride;
+}
+} // namespace
+
+void PanelPrefetch::spread(long steps) {
+  lines = steps > 0 ? (end - next) / 64 / steps + 1 : 0;
+}
+
+PanelPrefetch tfc::codegen::planPanelPrefetch(const halide_buffer_t *a,
+                                              const halide_buffer_t *out,
+                                              const void *panels,
+                                              long panelBytes, int panelCount,
+                                              int panelColumns) {
+  int col0 = out->dim[0].min, width = out->dim[0].extent;
+  int count = (width + panelColumns - 1) / panelColumns;
+  int first =
+      (nextColumn(panels, col0, width) + panelColumns - 1) / panelColumns;
+  count = std::min(count, panelCount - first);
+  // This call's rows among all rows of A (the task's other calls take the
+  // rest), in linear order over (rows, batch...).
+  long total = 1, start = 0, rows = 1;
+  for (int d = 1; d < a->dimensions; ++d) {
+    start += (out->dim[d].min - a->dim[d].min) * total;
+    total *= a->dim[d].extent;
+    rows *= out->dim[d].extent;
+  }
+  PanelPrefetch pf;
+  if (count <= 0 || rows <= 0)
+    return pf;
+  long bytes = count * panelBytes;
+  const char *base = static_cast<const char *>(panels) + first * panelBytes;
+  pf.next = base + bytes * start / total / 64 * 64;
+  pf.end = base + bytes * (start + rows) / total;
+  return pf;
+}
+
+void tfc::codegen::forEachBatchEntry(
+    const halide_buffer_t *a, const halide_buffer_t *out,
+    const std::function<void(long, long)> &fn) {
+  // The batch coordinates of the block, outermost last (odometer order).
+  int dims = out->dimensions;
+  std::vector<int> at(dims, 0);
+  for (;;) {
+    long aOff = (out->dim[1].min - a->dim[1].min) * long(a->dim[1].stride);
+    long cOff = 0;
+    for (int d = 2; d < dims; ++d) {
+      aOff +=
+          (out->dim[d].min + at[d] - a->dim[d].min) * long(a->dim[d].stride);
+      cOff += at[d] * long(out->dim[d].stride);
+    }
+    fn(aOff, cOff);
+    int d = 2;
+    for (; d < dims; ++d) {
+      if (++at[d] < out->dim[d].extent)
+        break;
+      at[d] = 0;
+    }
+    if (d >= dims)
+      return;
+  }
+}
+
+void tfc::codegen::answerBlockQuery(halide_buffer_t *a, halide_buffer_t *b,
+                                    int32_t k, const halide_buffer_t *out,
+                                    const std::vector<int32_t> &bExtents) {
+  if (a->is_bounds_query()) {
+    a->dim[0].min = 0;
+    a->dim[0].extent = k;
+    for (int d = 1; d < a->dimensions && d < out->dimensions; ++d) {
+      a->dim[d].min = out->dim[d].min;
+      a->dim[d].extent = out->dim[d].extent;
+    }
+  }
+  if (b->is_bounds_query() && b->dimensions == int(bExtents.size()))
+    for (int d = 0; d < b->dimensions; ++d) {
+      b->dim[d].min = 0;
+      b->dim[d].extent = bExtents[d];
+    }
+}
+
+long tfc::codegen::batchEntries(const halide_buffer_t *out) {
+  long entries = 1;
+  for (int d = 2; d < out->dimensions; ++d)
+    entries *= out->dim[d].extent;
+  return entries;
+}
+
+std::string tfc::codegen::checkBlockRows(const halide_buffer_t *a, int32_t k,
+                                         const halide_buffer_t *out) {
+  if (a->dimensions != out->dimensions || a->dimensions < 2)
+    return "the activations and the result differ in rank";
+  if (a->dim[0].stride != 1 || out->dim[0].stride != 1 || a->dim[0].extent != k)
+    return "the rows of the activations or of the result are not dense";
+  for (int d = 1; d < a->dimensions; ++d)
+    if (out->dim[d].min < a->dim[d].min ||
+        out->dim[d].min + out->dim[d].extent > a->dim[d].min + a->dim[d].extent)
+      return "the block reads rows outside the activations";
+  return "";
+}
+
+bool tfc::codegen::notSwitchedOff(const char *name) {
+  const char *value = std::getenv(name);
+  return !value || std::string(value) != "1";
+}
+
+StageCall
+tfc::codegen::beginStageCall(const char *symbol, halide_buffer_t *a,
+                             halide_buffer_t *b, halide_buffer_t *out,
+                             const std::function<void()> &answerQuery,
+                             const std::function<std::string()> &check,
+                             bool hostCan, const char *hostCannot) {
+  if (a->is_bounds_query() || b->is_bounds_query() || out->is_bounds_query()) {
+    answerQuery();
+    return StageCall::Answered;
+  }
+  std::string problem = check();
+  if (problem.empty() && !hostCan)
+    problem = hostCannot;
+  if (problem.empty())
+    return StageCall::Compute;
+  recordKernelRuntimeError((std::string(symbol) + ": " + problem).c_str());
+  return StageCall::Refused;
+}

@@ -1,0 +1,144 @@
+//===- PanelBlocks.h - What the extern products on panels share --*- C++
+//-*-===//
+//
+// The extern product stages on weight panels (AmxMatmul.h: bf16 on AMX
+// tiles; PanelMatmul.h: fp32 on AVX-512) each compute one block of the
+// result per call: a few panels' columns by up to ~128 rows of A, for every
+// batch entry of the block. They share:
+//  - the walk over the block's batch entries (forEachBatchEntry);
+//  - the software prefetch of the panels of the block the calling thread
+//    most likely computes next, spread over the call's steps of K: a
+//    block's first row tile otherwise waits on its panels from DRAM, and
+//    the hardware's prefetchers run only ~20 lines ahead of one stream.
+//    Halide 14's own prefetch directive emits prefetchnta, whose lines skip
+//    L2 (the later row tiles then read the panel from DRAM again); these
+//    are prefetcht1 (into L2).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_PANELBLOCKS_H
+#define TFC_CODEGEN_PANELBLOCKS_H
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tfc::codegen {
+
+/// The panels of a later block, fetched into L2 `lines` cache lines per
+/// step() from `next` up to `end`.
+struct PanelPrefetch {
+  const char *next = nullptr, *end = nullptr;
+  long lines = 0;
+  void step() {
+#if defined(__x86_64__)
+    for (long i = 0; i < lines && next < end; ++i, next += 64)
+      _mm_prefetch(next, _MM_HINT_T1);
+#endif
+  }
+  /// Sets `lines` so that `steps` calls of step() fetch all of it.
+  void spread(long steps);
+};
+
+/// The prefetch of one extern call computing the block `out` of a product
+/// of `a` ([batch..., M, K]; Halide dims K, M, batch...) with `panelCount`
+/// panels of `panelBytes` each at `panels`: this call's share (its rows
+/// among all of A's) of the panels under the block the thread most likely
+/// computes next. As far past this block as this block is past the thread's
+/// previous one of the same product (2 threads that take turns: every other
+/// block), else right after it. Not yet spread (PanelPrefetch::spread).
+PanelPrefetch planPanelPrefetch(const halide_buffer_t *a,
+                                const halide_buffer_t *out, const void *panels,
+                                long panelBytes, int panelCount,
+                                int panelColumns);
+
+/// Calls `fn(aOffset, outOffset)` for each batch entry of the block `out`
+/// (dims N, M, batch...), in elements from `a`'s host to the entry's first
+/// row of the block (A's dims K, M, batch..., as above) and from `out`'s
+/// host to the entry's first element.
+void forEachBatchEntry(const halide_buffer_t *a, const halide_buffer_t *out,
+                       const std::function<void(long, long)> &fn);
+
+/// One batch entry of a block: rows [0, rows) of A (`lda` elements apart),
+/// the result's columns [col0, col0 + cols), into `c` (the result's element
+/// (row 0, col0); rows `ldc` apart).
+template <typename T> struct Block2D {
+  const T *a;
+  long lda;
+  int rows;
+  int col0, cols;
+  float *c;
+  long ldc;
+};
+
+/// forEachBatchEntry's entries as Block2D, A's elements of type T.
+template <typename T>
+void forEachBlock2D(const halide_buffer_t *a, const halide_buffer_t *out,
+                    const std::function<void(const Block2D<T> &)> &fn) {
+  forEachBatchEntry(a, out, [&](long aOff, long cOff) {
+    fn(Block2D<T>{reinterpret_cast<const T *>(a->host) + aOff, a->dim[1].stride,
+                  out->dim[1].extent, out->dim[0].min, out->dim[0].extent,
+                  reinterpret_cast<float *>(out->host) + cOff,
+                  out->dim[1].stride});
+  });
+}
+
+/// A's rows [r, blk.rows) of `blk`, fewer than `tileRows`, copied into
+/// `pad` (tileRows x K, rows K apart) and padded with zero rows.
+template <typename T>
+const T *padRows(const Block2D<T> &blk, int r, int tileRows, int k,
+                 std::vector<T> &pad) {
+  pad.assign(size_t(tileRows) * k, T(0));
+  for (int i = 0; r + i < blk.rows; ++i)
+    std::copy(blk.a + (r + i) * blk.lda, blk.a + (r + i) * blk.lda + k,
+              pad.begin() + size_t(i) * k);
+  return pad.data();
+}
+
+/// Halide's bounds query of a stage's call: for `a` (dims K, M, batch...),
+/// all of K for the rows and batch entries of the block `out` (dims N, M,
+/// batch...); for `b`, all of it: `bExtents` (Halide's order, mins 0).
+void answerBlockQuery(halide_buffer_t *a, halide_buffer_t *b, int32_t k,
+                      const halide_buffer_t *out,
+                      const std::vector<int32_t> &bExtents);
+
+/// The batch entries of the block `out`: the product of its extents past N
+/// and M.
+long batchEntries(const halide_buffer_t *out);
+
+/// Why the block `out` cannot be computed from the rows of `a` (the two of
+/// one rank, dense rows of K, the block's rows and batch entries within
+/// A's), or "".
+std::string checkBlockRows(const halide_buffer_t *a, int32_t k,
+                           const halide_buffer_t *out);
+
+/// How an extern stage's call begins (beginStageCall).
+enum class StageCall { Answered, Refused, Compute };
+
+/// The start of a call of the extern stage `symbol` on `a`, `b`, `out`: a
+/// bounds query is answered by `answerQuery` (Answered); otherwise, where
+/// `check` gives a reason (the buffers), or `hostCan` is false
+/// (`hostCannot` says why), the reason is reported through the kernel's
+/// error (recordKernelRuntimeError) prefixed with `symbol` (Refused); else
+/// Compute.
+StageCall beginStageCall(const char *symbol, halide_buffer_t *a,
+                         halide_buffer_t *b, halide_buffer_t *out,
+                         const std::function<void()> &answerQuery,
+                         const std::function<std::string()> &check,
+                         bool hostCan, const char *hostCannot);
+
+/// False where the environment variable `name` is "1" (the TFC_HOST_NO_*
+/// switches).
+bool notSwitchedOff(const char *name);
+
+} // namespace tfc::codegen
+
+#endif // TFC_CODEGEN_PANELBLOCKS_H

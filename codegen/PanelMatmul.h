@@ -1,0 +1,51 @@
+//===- PanelMatmul.h - fp32 products on weight panels, prefetched -*- C++
+//-*-===//
+//
+// On x86-64 CPUs with AVX-512F, an fp32 product on weight panels (a linear
+// whose weight tfc.pack_panels laid out once) runs as an extern stage of
+// the kernel: the same register tile as the kernel's Halide schedule (8 rows
+// x 48 columns, 24 accumulators, K in order; MatmulKernel.cpp), plus a
+// software prefetch (prefetcht1) of the panels of the block the thread
+// computes next, spread over the block's steps of K (PanelBlocks.h). Inside a
+// model every weight comes from DRAM, and without it the first row tile of
+// each panel waits on its panel: Halide 14 can only emit prefetchnta, whose
+// lines skip L2. The kernel's Halide code passes the block through its
+// epilogue (bias, activation, residual) as usual.
+//
+// Only kernels compiled into this process use it (the JIT and the disk
+// cache, whose shared objects find the function in the executable, which
+// exports it); AOT libraries and emitted sources keep the Halide tile.
+// docs/runtime.md, "fp32 products on panels".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_PANELMATMUL_H
+#define TFC_CODEGEN_PANELMATMUL_H
+
+#include "HalideRuntime.h"
+
+#include <cstdint>
+
+namespace tfc::codegen {
+
+/// The extern stage's C symbol.
+inline constexpr const char *kPanelMatmulSymbol = "tfc_panel_matmul_f32";
+
+/// Whether this process may run the extern stage: an x86-64 CPU with
+/// AVX-512F, and TFC_HOST_NO_F32_PANEL_STAGE is not "1". Decided once per
+/// process.
+bool hostHasF32PanelStage();
+
+} // namespace tfc::codegen
+
+/// The extern stage (see the file comment). `a`: the activations, f32
+/// [batch..., M, K] (Halide dims K, M, batch...; dim 0 dense); `b`: f32
+/// panels [ceil(N / 48), K, 48] (tfc.pack_panels), dense, zero past N; `k`,
+/// `n`: K and N; `out`: the block of the product to compute (dims N, M,
+/// batch..., any mins). Answers Halide's bounds queries. Returns 0, or
+/// non-zero after reporting through halide_error (no AVX-512F in this
+/// process, a buffer it cannot read).
+extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
+                                    int32_t k, int32_t n, halide_buffer_t *out);
+
+#endif // TFC_CODEGEN_PANELMATMUL_H
