@@ -3,20 +3,16 @@
 // The extern stage of PanelMatmul.h. One call computes a block of the result
 // (the columns of a few panels by up to ~128 rows, as the kernel's schedule
 // asks):
-//  1. K is taken whole up to kPartMax, else in parts of about kPart (BERT's
-//     K = 3072: 4 parts), the later parts adding to the result: a part of
-//     the block's rows of A and of its panels then stays in L2 (at K = 3072
-//     the 128 rows alone are 1.5 MB);
-//  2. per part, panel by panel, the block's rows are taken 8 at a time (a
-//     row tile); a last, shorter tile's rows are copied into a thread-local
-//     buffer padded with zero rows;
-//  3. a tile's 24 accumulators (8 rows x 3 vectors of 16 columns) run over
-//     the part of K in order: per step, 3 vectors of the panel's row, 8
+//  1. panel by panel, the block's rows are taken 8 at a time (a row tile);
+//     a last, shorter tile's rows are copied into a thread-local buffer
+//     padded with zero rows;
+//  2. a tile's 24 accumulators (8 rows x 3 vectors of 16 columns) run over
+//     all of K in order: per step, 3 vectors of the panel's row, 8
 //     broadcasts of A, 24 FMAs; 4 steps per loop iteration (one step per
 //     iteration lost ~4 % to the loop's own instructions at M = 1024);
-//  4. the accumulators are stored into the result, or through a small
+//  3. the accumulators are stored into the result, or through a small
 //     buffer where the tile is cut by the block's edge;
-//  5. the panels come from DRAM the first time. Every 4 steps of K, a few
+//  4. the panels come from DRAM the first time. Every 4 steps of K, a few
 //     cache lines of the panels of the block this thread most likely
 //     computes next are prefetched into L2 (PanelBlocks.h), and the first
 //     row tile of each panel prefetches the panel's rows kAhead steps ahead
@@ -55,10 +51,6 @@ constexpr int kVectors = kPanel / 16; // accumulators per row
 constexpr int kStepsPerPrefetch = 4;
 /// How many steps of K ahead the first row tile of a panel prefetches it.
 constexpr int kAhead = 32;
-/// K up to kPartMax is taken whole; a longer one in parts of about kPart,
-/// so that a part of A's rows and of the block's panels stays in L2.
-constexpr int kPartMax = 1024;
-constexpr int kPart = 768;
 
 #if defined(__x86_64__)
 #define TFC_AVX512_TARGET __attribute__((target("avx512f")))
@@ -89,18 +81,17 @@ TFC_AVX512_INLINE void fmaStep(Acc &acc, const float *p, const float *q,
 }
 
 /// 8 rows of A (`lda` floats apart) times one panel (K rows of 48), over K =
-/// `k`, into `c` (rows `ldc` floats apart, 48 columns), or added to it
-/// with `accumulate`. Every kStepsPerPrefetch steps, `pf` takes a step;
-/// with `ahead`, the panel's rows kAhead steps on are prefetched into L1
-/// (prefetches never fault: past the panel's end they fetch the next).
+/// `k`, into `c` (rows `ldc` floats apart, 48 columns). Every kStepsPerPrefetch
+/// steps, `pf` takes a step; with `ahead`, the panel's rows kAhead steps on are
+/// prefetched into L1 (prefetches never fault: past the panel's end they fetch
+/// the next).
 TFC_AVX512_TARGET void tile8(const float *a, long lda, const float *panel,
-                             int k, float *c, long ldc, bool accumulate,
-                             PanelPrefetch &pf, bool ahead) {
+                             int k, float *c, long ldc, PanelPrefetch &pf,
+                             bool ahead) {
   Acc acc;
   for (int m = 0; m < kTileRows; ++m)
     for (int j = 0; j < kVectors; ++j)
-      acc.v[m][j] = accumulate ? _mm512_loadu_ps(c + m * ldc + j * 16)
-                               : _mm512_setzero_ps();
+      acc.v[m][j] = _mm512_setzero_ps();
   const float *p = a, *q = a + 4 * lda;
   long kk = 0;
   for (; kk + kStepsPerPrefetch <= k; kk += kStepsPerPrefetch) {
@@ -123,16 +114,14 @@ TFC_AVX512_TARGET void tile8(const float *a, long lda, const float *panel,
       _mm512_storeu_ps(c + m * ldc + j * 16, acc.v[m][j]);
 }
 
-/// The row tiles of `blk` times the panels under its columns, over the
-/// part [k0, k0 + kc) of K (`k` in all), added to the result unless k0 = 0.
-void productPart(const Block2D<float> &blk, const float *panels, int k, int k0,
-                 int kc, PanelPrefetch &pf) {
+/// The row tiles of `blk` times the panels under its columns.
+void product2D(const Block2D<float> &blk, const float *panels, int k,
+               PanelPrefetch &pf) {
   alignas(64) float edge[kTileRows * kPanel];
   thread_local std::vector<float> pad;
-  bool accumulate = k0 > 0;
   int end = blk.col0 + blk.cols;
   for (int p = blk.col0 / kPanel; p * kPanel < end; ++p) {
-    const float *panel = panels + (long(p) * k + k0) * kPanel;
+    const float *panel = panels + long(p) * k * kPanel;
     // The panel's columns in the block: [lo, hi) of its 48.
     int lo = std::max(blk.col0 - p * kPanel, 0);
     int hi = std::min(end - p * kPanel, kPanel);
@@ -143,31 +132,14 @@ void productPart(const Block2D<float> &blk, const float *panels, int k, int k0,
           fullRows ? blk.a + r * blk.lda : padRows(blk, r, kTileRows, k, pad);
       long lda = fullRows ? blk.lda : k;
       if (fullRows && lo == 0 && hi == kPanel) {
-        tile8(a + k0, lda, panel, kc, c + r * blk.ldc, blk.ldc, accumulate, pf,
-              r == 0);
+        tile8(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf, r == 0);
         continue;
       }
-      for (int i = 0; accumulate && i < kTileRows && r + i < blk.rows; ++i)
-        std::memcpy(edge + i * kPanel + lo, c + (r + i) * blk.ldc,
-                    size_t(hi - lo) * 4);
-      tile8(a + k0, lda, panel, kc, edge, kPanel, accumulate, pf, r == 0);
+      tile8(a, lda, panel, k, edge, kPanel, pf, r == 0);
       for (int i = 0; i < kTileRows && r + i < blk.rows; ++i)
         std::memcpy(c + (r + i) * blk.ldc, edge + i * kPanel + lo,
                     size_t(hi - lo) * 4);
     }
-  }
-}
-
-/// The parts K is taken in (see the file comment): one up to kPartMax,
-/// else parts of about kPart.
-int partsOfK(int k) { return k <= kPartMax ? 1 : (k + kPart - 1) / kPart; }
-
-void product2D(const Block2D<float> &blk, const float *panels, int k,
-               PanelPrefetch &pf) {
-  int parts = partsOfK(k);
-  for (int i = 0; i < parts; ++i) {
-    int k0 = int(long(k) * i / parts), k1 = int(long(k) * (i + 1) / parts);
-    productPart(blk, panels, k, k0, k1 - k0, pf);
   }
 }
 

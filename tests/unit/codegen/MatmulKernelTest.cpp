@@ -492,10 +492,10 @@ INSTANTIATE_TEST_SUITE_P(
         // one after another above (here 2 x 100 rows).
         PanelCase{"LongKManyRows", "?x?x256", {2, 100, 256}, 256, 96, false,
                   false, false},
-        // K past the fp32 panel stage's kPartMax: 2 parts of 550, added;
-        // a row tail, a padded last panel, a batch.
-        PanelCase{"LongKInParts", "?x?x1100", {2, 13, 1100}, 1100, 100,
-                  true, false, true},
+        // A long K that is not a multiple of the fp32 panel stage's 4 steps
+        // per iteration; a row tail, a padded last panel, a batch.
+        PanelCase{"LongOddK", "?x?x1102", {2, 13, 1102}, 1102, 100, true,
+                  false, true},
         // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
         // is not a multiple of it (the last tile shifted inwards).
         PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
