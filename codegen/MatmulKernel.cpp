@@ -138,9 +138,10 @@
 // blocks (`panel_a`: A copied once per call, as `apack`): the same register
 // tile, K in order, plus software prefetches of the panels (prefetcht1, which
 // Halide 14 cannot emit). It replaces the tile and its 8 parts of K there:
-// BERT-base b1 ~14 % faster at 1 thread on Emerald Rapids, and the GPT-2
-// linears compile in ~0.4 s instead of ~0.6 s (no unrolled tile to lower).
-// The GEMV variant still serves up to kGemvRows rows.
+// BERT-base b1 ~14 % faster at 1 thread on Emerald Rapids (alternated),
+// and GPT-2's cold compile shorter: no unrolled tile to lower
+// (docs/benchmarks.md, session 13). The GEMV variant still serves up to
+// kGemvRows rows.
 //
 // GPU schedule (GpuSchedules.cpp): shared-memory tiles of A and B, register
 // micro-tiles, the epilogue fused into the store; the batch as a third block
@@ -150,9 +151,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/AmxMatmul.h"
-#include "codegen/PanelMatmul.h"
 #include "codegen/GpuSchedules.h"
 #include "codegen/KernelSupport.h"
+#include "codegen/PanelMatmul.h"
 
 #include "ir/TfcOps.h"
 
@@ -1074,8 +1075,8 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
                        Float(32));
 
   Func prod = ctx.func("prod");
-  ExternProduct extern_ = externProduct(ctx, a, packed, bf16, staticK);
-  int streams = extern_ == ExternProduct::None
+  ExternProduct stage = externProduct(ctx, a, packed, bf16, staticK);
+  int streams = stage == ExternProduct::None
                     ? streamsOfK(ctx, packed, bf16, staticK)
                     : 1;
   RDom kt = streams > 1 ? RDom(0, static_cast<int>(*staticK) / streams, 0,
@@ -1100,19 +1101,19 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);
-  if (extern_ != ExternProduct::None) {
-    bool amx = extern_ == ExternProduct::AmxBf16;
+  if (stage != ExternProduct::None) {
+    bool amx = stage == ExternProduct::AmxBf16;
     tiled.apack =
         defineA(ctx, amx ? "amx_a" : "panel_a", a, vars, /*guardM=*/false,
                 /*rowsInner=*/false, amx ? BFloat(16) : Float(32));
-    tiled.prod = defineExternProduct(ctx, extern_, tiled.apack, b, vars,
+    tiled.prod = defineExternProduct(ctx, stage, tiled.apack, b, vars,
                                      *staticK, *packedN);
   } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
-    if (extern_ != ExternProduct::None)
+    if (stage != ExternProduct::None)
       scheduleExternBlocks(out, tiled, vars);
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);

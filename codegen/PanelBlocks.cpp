@@ -1,4 +1,8 @@
-//===- PanelBlocks.cpp - What the extern products on panels share ---------===//
+//===- PanelBlocks.cpp - What extern products on panels share -------------===//
+//
+// See PanelBlocks.h.
+//
+//===----------------------------------------------------------------------===//
 
 #include "codegen/PanelBlocks.h"
 

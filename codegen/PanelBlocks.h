@@ -1,5 +1,4 @@
-//===- PanelBlocks.h - What the extern products on panels share --*- C++
-//-*-===//
+//===- PanelBlocks.h - What extern products on panels share -----*- C++ -*-===//
 //
 // The extern product stages on weight panels (AmxMatmul.h: bf16 on AMX
 // tiles; PanelMatmul.h: fp32 on AVX-512) each compute one block of the

@@ -1,5 +1,4 @@
-//===- PanelMatmul.h - fp32 products on weight panels, prefetched -*- C++
-//-*-===//
+//===- PanelMatmul.h - fp32 products on panels, prefetched ------*- C++ -*-===//
 //
 // On x86-64 CPUs with AVX-512F, an fp32 product on weight panels (a linear
 // whose weight tfc.pack_panels laid out once) runs as an extern stage of
