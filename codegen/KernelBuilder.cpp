@@ -253,6 +253,13 @@ unsigned compileCostHint(mlir::Operation *op) {
 // buildKernel
 //===----------------------------------------------------------------------===//
 
+std::string KernelOptions::cacheKey() const {
+  std::string key = amxTiles ? "amx-tiles" : "";
+  if (f32PanelStage)
+    key += key.empty() ? "f32-panel-stage" : " f32-panel-stage";
+  return key;
+}
+
 KernelOptions hostKernelOptions() {
   KernelOptions options;
   options.amxTiles = hostHasAmx();

@@ -97,6 +97,10 @@ struct KernelOptions {
   /// PanelMatmul.h (AVX-512F, a prefetch of the next panels), under the
   /// same terms.
   bool f32PanelStage = false;
+
+  /// What the options add to a compiled kernel's cache key: the names of
+  /// those that are set, e.g. "amx-tiles f32-panel-stage", or "".
+  std::string cacheKey() const;
 };
 
 /// The options of kernels compiled to run in this process (the JIT and the

@@ -26,9 +26,11 @@
 //    addresses with ~14 vector integer instructions per k step (the SLP
 //    vectorizer's doing), next to the 24 FMAs: ~2 % of a BERT-size linear.
 //  - On weight panels with a static K and at most kStreamRows rows (a
-//    specialization of the tile's update), K is read in kKStreams parts
-//    side by side: iteration k takes step k of each part (k, K/8 + k,
-//    2K/8 + k, ...), so a panel is read as 8 sequential streams, not one.
+//    specialization of the tile's update; where the fp32 extern variant
+//    below serves, as in process on AVX-512, it replaces this), K is read
+//    in kKStreams parts side by side: iteration k takes step k of each
+//    part (k, K/8 + k, 2K/8 + k, ...), so a panel is read as 8 sequential
+//    streams, not one.
 //    A row tile's sums are the same, added in another order. The first
 //    row tile of a panel waits on the panel from DRAM, and the hardware's
 //    stream prefetchers run only so far ahead of each stream: with 8 of
@@ -37,9 +39,8 @@
 //    Emerald Rapids machine of session 12 (alternated): the Transformer
 //    base at 32 tokens (4 row tiles per panel) 61.1 -> 49.1 ms at 1
 //    thread, 27.6 -> 21.7 at 2, BERT-base b1 3-4 %; 4 parts measured as
-//    8, 16 6 % slower than 8. (Halide 14's prefetch directive emits
-//    prefetchnta, whose lines skip L2: each later row tile then read the
-//    panel from DRAM again, 6x slower.)
+//    8, 16 6 % slower than 8. (Halide 14's prefetch directive is no help:
+//    PanelBlocks.h.)
 //  - Panels are the parallel tasks. When B has no batch dims (a weight), the
 //    batch loops run inside the panel loop so a panel is packed once for all
 //    batches.

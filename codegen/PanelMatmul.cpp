@@ -4,8 +4,8 @@
 // (the columns of a few panels by up to ~128 rows, as the kernel's schedule
 // asks):
 //  1. panel by panel, the block's rows are taken 8 at a time (a row tile);
-//     a last, shorter tile's rows are copied into a thread-local buffer
-//     padded with zero rows;
+//     a last, shorter tile's rows are copied once (per batch entry) into a
+//     thread-local buffer padded with zero rows;
 //  2. a tile's 24 accumulators (8 rows x 3 vectors of 16 columns) run over
 //     all of K in order: per step, 3 vectors of the panel's row, 8
 //     broadcasts of A, 24 FMAs; 4 steps per loop iteration (one step per
@@ -118,7 +118,11 @@ TFC_AVX512_TARGET void tile8(const float *a, long lda, const float *panel,
 void product2D(const Block2D<float> &blk, const float *panels, int k,
                PanelPrefetch &pf) {
   alignas(64) float edge[kTileRows * kPanel];
+  // A last, shorter row tile, padded once for all the block's panels.
   thread_local std::vector<float> pad;
+  int fullRows = blk.rows / kTileRows * kTileRows;
+  const float *tail =
+      fullRows < blk.rows ? padRows(blk, fullRows, kTileRows, k, pad) : nullptr;
   int end = blk.col0 + blk.cols;
   for (int p = blk.col0 / kPanel; p * kPanel < end; ++p) {
     const float *panel = panels + long(p) * k * kPanel;
@@ -127,11 +131,10 @@ void product2D(const Block2D<float> &blk, const float *panels, int k,
     int hi = std::min(end - p * kPanel, kPanel);
     float *c = blk.c + (p * kPanel + lo - blk.col0);
     for (int r = 0; r < blk.rows; r += kTileRows) {
-      bool fullRows = r + kTileRows <= blk.rows;
-      const float *a =
-          fullRows ? blk.a + r * blk.lda : padRows(blk, r, kTileRows, k, pad);
-      long lda = fullRows ? blk.lda : k;
-      if (fullRows && lo == 0 && hi == kPanel) {
+      bool full = r < fullRows;
+      const float *a = full ? blk.a + r * blk.lda : tail;
+      long lda = full ? blk.lda : k;
+      if (full && lo == 0 && hi == kPanel) {
         tile8(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf, r == 0);
         continue;
       }

@@ -487,9 +487,7 @@ std::vector<llvm::Expected<rt::KernelFn>> KernelDiskCache::getOrCompileAll(
   for (size_t i = 0; i < ops.size(); ++i) {
     std::string key =
         hashOf({codegenIdentity(), impl->targetString,
-                impl->options.amxTiles ? "amx-tiles" : "",
-                impl->options.f32PanelStage ? "f32-panel-stage" : "",
-                signatures[i]});
+                impl->options.cacheKey(), signatures[i]});
     entries.push_back({ops[i], signatures[i], "tfc_k_" + key.substr(0, 16),
                        impl->folder + "/" + key + ".so"});
     hits[i] = llvm::sys::fs::exists(entries.back().path);
