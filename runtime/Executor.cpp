@@ -382,8 +382,21 @@ bool isViewKernel(const PlanKernel &kernel) {
 
 struct Executor::Impl {
   Plan plan;
+  /// Null where ExecutorOptions::compileKernel compiles it when needed.
   std::vector<KernelFn> kernels;
   ExecutorOptions options;
+  /// Kernel `index`, compiled now if it was left for later.
+  Expected<KernelFn> kernel(size_t index) {
+    if (kernels[index])
+      return kernels[index];
+    if (!options.compileKernel)
+      return Status::error("was not compiled");
+    Expected<KernelFn> fn = options.compileKernel(index);
+    if (!fn)
+      return fn.status().withContext("could not be compiled when needed");
+    kernels[index] = *fn;
+    return *fn;
+  }
   /// By parameter name; unique_ptr keeps the structs' addresses stable.
   std::map<std::string, std::unique_ptr<BoundBuffer>> params;
   std::vector<std::unique_ptr<BoundBuffer>> constants;
@@ -469,14 +482,19 @@ Expected<Executor> Executor::create(const Plan &plan,
                          " kernels, but " + std::to_string(kernels.size()) +
                          " were given");
   auto impl = std::make_unique<Impl>();
-  // An entry runs only if every kernel it calls is there: a caller may
-  // compile just the entries it needs.
+  // An entry runs only if every kernel it calls is there (or, where a view
+  // may stand for it, can be compiled when needed): a caller may compile
+  // just the entries it needs.
+  std::vector<bool> deferrable = options.compileKernel
+                                     ? viewOnlyKernels(plan)
+                                     : std::vector<bool>(kernels.size());
   bool anyRunnable = plan.entries.empty();
   for (const PlanEntry &entry : plan.entries) {
     bool runnable = true;
     auto present = [&](int32_t k) {
       return k >= 0 && static_cast<size_t>(k) < kernels.size() &&
-             kernels[static_cast<size_t>(k)];
+             (kernels[static_cast<size_t>(k)] ||
+              deferrable[static_cast<size_t>(k)]);
     };
     for (const PlanStep &step : entry.steps)
       runnable = runnable && (step.op != PlanStep::Op::Kernel ||
@@ -685,7 +703,13 @@ Status Executor::Impl::runPrologueCall(const PrologueCall &call,
     outs.push_back(std::move(bound));
   }
   const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
-  int rc = kernels[static_cast<size_t>(step.kernel)](args.data());
+  Expected<KernelFn> fn = this->kernel(static_cast<size_t>(step.kernel));
+  if (!fn)
+    return fn.status().withContext(
+        (step.location.empty() ? "" : step.location + ": ") + "entry '" +
+        entry.name + "': kernel '" + kernel.name + "' (" + kernel.signature +
+        ")");
+  int rc = (*fn)(args.data());
   if (rc != 0) {
     std::string why = options.kernelErrorMessage ? options.kernelErrorMessage()
                                                  : std::string();
@@ -1398,6 +1422,57 @@ bool Executor::Run::hostViewable(size_t in) const {
          memoryOf(in);
 }
 
+std::vector<bool> viewOnlyKernels(const Plan &plan) {
+  size_t count = plan.kernels.size();
+  std::vector<bool> called(count, false), viewOnly(count, true);
+  auto mark = [&](int32_t k, bool view) {
+    if (k < 0 || static_cast<size_t>(k) >= count)
+      return;
+    called[static_cast<size_t>(k)] = true;
+    viewOnly[static_cast<size_t>(k)] = viewOnly[static_cast<size_t>(k)] && view;
+  };
+  for (const PlanEntry &entry : plan.entries) {
+    // Per value: bound by a kernel step (to a result or a view: memory the
+    // run may view); and dense in every run (a kernel's result, or a view
+    // that keeps it dense).
+    std::vector<bool> bound(entry.values.size(), false);
+    std::vector<bool> dense(entry.values.size(), false);
+    std::vector<const PlanStep *> writer(entry.values.size(), nullptr);
+    for (const PlanStep &step : entry.steps) {
+      if (step.op != PlanStep::Op::Kernel)
+        continue;
+      bool reshape =
+          isViewKernel(plan.kernels[static_cast<size_t>(step.kernel)]);
+      bool single = step.inputs.size() == 1 && step.outputs.size() == 1 &&
+                    step.variant.kernel < 0;
+      size_t in = single ? static_cast<size_t>(step.inputs[0]) : 0;
+      bool view = false, denseOut = false;
+      if (single && reshape) {
+        view = dense[in];
+        denseOut = view;
+      } else if (single && !step.view.empty() && bound[in]) {
+        const PlanStep *producer = writer[in];
+        bool laidOut = dense[in] && producer && !producer->layout.empty() &&
+                       producer->layout == step.view.perm;
+        view = step.view.strided || laidOut;
+        denseOut = laidOut;
+      }
+      mark(step.kernel, view);
+      mark(step.variant.kernel, false);
+      bool kernelResult = !reshape && step.view.empty();
+      for (int32_t out : step.outputs) {
+        size_t o = static_cast<size_t>(out);
+        bound[o] = true;
+        dense[o] = kernelResult || denseOut;
+        writer[o] = &step;
+      }
+    }
+  }
+  for (size_t k = 0; k < count; ++k)
+    viewOnly[k] = viewOnly[k] && called[k];
+  return viewOnly;
+}
+
 /// A view kernel on the host: the result is the input's bytes with another
 /// shape. Returns false when the step must run its kernel instead (device
 /// buffers, an input that is not dense, or absent); `status` reports
@@ -1539,7 +1614,10 @@ Status Executor::Run::runStep(size_t stepIndex) {
     args.push_back(state.buffers[static_cast<size_t>(in)]);
   for (int32_t out : step.outputs)
     args.push_back(state.buffers[static_cast<size_t>(out)]);
-  int rc = impl.kernels[static_cast<size_t>(kernelIndex)](args.data());
+  Expected<KernelFn> fn = impl.kernel(static_cast<size_t>(kernelIndex));
+  if (!fn)
+    return stepError(fn.status().message());
+  int rc = (*fn)(args.data());
   if (rc != 0) {
     std::string why;
     if (impl.options.kernelErrorMessage)

@@ -30,6 +30,7 @@
 #include "runtime/Tensor.h"
 #include "runtime/WeightBinding.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,7 +81,22 @@ struct ExecutorOptions {
   /// (PlanStep::layout) are allocated in it; false runs their kernels on
   /// row-major outputs (tests compare the two).
   bool stridedViews = true;
+  /// Compiles kernel `index` of the plan when a step must call it. Only
+  /// for kernels that views stand for (viewOnlyKernels): with this set,
+  /// create() accepts them null, and the first step that calls one (on
+  /// device buffers, without strided views) compiles it, once.
+  std::function<Expected<KernelFn>(size_t index)> compileKernel;
 };
+
+/// Per kernel of `plan`: whether a run on host buffers with strided views
+/// (ExecutorOptions::stridedViews) binds every step that calls it as a view
+/// of its input instead (Executor::Run::bindView, bindStridedView), for
+/// inputs of any size: a tfc.reshape of a kernel's result; a slice or
+/// transpose that may be strided (PlanStep::StridedView::strided), or that
+/// reads a kernel's result laid out for it (PlanStep::layout). Such a kernel
+/// may be left uncompiled until a step needs one
+/// (ExecutorOptions::compileKernel). False for kernels no step calls.
+std::vector<bool> viewOnlyKernels(const Plan &plan);
 
 /// What the last run did, for tests and `tfc bench` memory reports.
 struct RunStats {
@@ -107,7 +123,8 @@ public:
   /// `kernels[i]` implements `plan.kernels[i]`; `weights` holds every
   /// parameter the plan's entries read (from bindWeights or randomWeights).
   /// Fails for a plan that does not verify (verifyPlan), a kernel count that
-  /// differs from the plan's or a null kernel, and for weights that do not
+  /// differs from the plan's or a null kernel (but see
+  /// ExecutorOptions::compileKernel), and for weights that do not
   /// match the Param values: every missing tensor and wrong dtype or shape is
   /// listed, by name, with the expected and found type.
   static Expected<Executor> create(const Plan &plan,

@@ -18,10 +18,51 @@
 using namespace tfc;
 using namespace tfc::session;
 
-CompiledModel::CompiledModel() = default;
-CompiledModel::~CompiledModel() = default;
-CompiledModel::CompiledModel(CompiledModel &&) noexcept = default;
-CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
+struct CompiledModel::Anchor {
+  std::mutex mutex;
+  CompiledModel *model = nullptr;
+  /// The settings compileKernels deferred kernels with.
+  CacheSettings cache;
+  bool report = false;
+};
+
+CompiledModel::CompiledModel() : anchor(std::make_shared<Anchor>()) {
+  anchor->model = this;
+}
+
+CompiledModel::~CompiledModel() {
+  if (!anchor)
+    return;
+  std::lock_guard<std::mutex> lock(anchor->mutex);
+  anchor->model = nullptr;
+}
+
+CompiledModel::CompiledModel(CompiledModel &&other) noexcept {
+  *this = std::move(other);
+}
+
+CompiledModel &CompiledModel::operator=(CompiledModel &&other) noexcept {
+  if (this == &other)
+    return *this;
+  if (anchor) {
+    std::lock_guard<std::mutex> lock(anchor->mutex);
+    anchor->model = nullptr;
+  }
+  context = std::move(other.context);
+  session = std::move(other.session);
+  built = std::move(other.built);
+  kernels = std::move(other.kernels);
+  stats = std::move(other.stats);
+  stage = other.stage;
+  jit = std::move(other.jit);
+  disk = std::move(other.disk);
+  anchor = std::move(other.anchor);
+  if (anchor) {
+    std::lock_guard<std::mutex> lock(anchor->mutex);
+    anchor->model = this;
+  }
+  return *this;
+}
 
 const rt::PlanEntry *CompiledModel::entry(const std::string &name) const {
   if (name.empty())
@@ -237,20 +278,15 @@ static llvm::Error byJit(CompiledModel &model,
   return llvm::Error::success();
 }
 
-llvm::Error session::compileKernels(CompiledModel &model,
-                                    const CompileOptions &options) {
-  if (model.stage != Stage::Planned)
-    return llvm::createStringError("compiling kernels needs a planned model");
+/// Gets the `needed` kernels (loaded from the disk cache, or compiled).
+static llvm::Error getKernels(CompiledModel &model, std::vector<size_t> needed,
+                              const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   model.stats.jobs = codegen::compileJobs(options.jobs);
   // The report is of this call's compiles (stats.compiled etc. add up).
   model.stats.report = codegen::CompileReport();
   model.stats.report.start = start;
   std::string temporary = openDiskCache(model, options.cache);
-  std::vector<size_t> needed;
-  for (size_t index : kernelsOf(model.plan(), options.entries))
-    if (!model.kernels[index])
-      needed.push_back(index);
   Progress progress(options, needed.size());
   if (model.disk)
     needed = fromDiskCache(model, needed, options, progress);
@@ -266,6 +302,55 @@ llvm::Error session::compileKernels(CompiledModel &model,
   return err;
 }
 
+llvm::Error session::compileKernels(CompiledModel &model,
+                                    const CompileOptions &options) {
+  if (model.stage != Stage::Planned)
+    return llvm::createStringError("compiling kernels needs a planned model");
+  std::vector<bool> viewOnly = options.deferViewKernels
+                                   ? rt::viewOnlyKernels(model.plan())
+                                   : std::vector<bool>();
+  std::vector<size_t> needed;
+  size_t deferred = 0;
+  for (size_t index : kernelsOf(model.plan(), options.entries)) {
+    if (model.kernels[index])
+      continue;
+    if (!viewOnly.empty() && viewOnly[index])
+      ++deferred;
+    else
+      needed.push_back(index);
+  }
+  model.stats.deferred = deferred;
+  model.anchor->cache = options.cache;
+  model.anchor->report = options.report;
+  return getKernels(model, std::move(needed), options);
+}
+
+/// Compiles kernel `index` of the model `anchor` follows, for an Executor
+/// (executorOptions).
+static rt::Expected<rt::KernelFn> compileDeferred(CompiledModel::Anchor &anchor,
+                                                  size_t index) {
+  std::lock_guard<std::mutex> lock(anchor.mutex);
+  CompiledModel *model = anchor.model;
+  if (!model)
+    return rt::Status::error("its model is gone");
+  if (index >= model->kernels.size())
+    return rt::Status::error("the model has no kernel " +
+                             std::to_string(index));
+  if (!model->kernels[index]) {
+    CompileOptions options;
+    options.cache = anchor.cache;
+    options.jobs = 1;
+    options.report = anchor.report;
+    if (llvm::Error err = getKernels(*model, {index}, options))
+      return rt::Status::error(llvm::toString(std::move(err)));
+    if (model->stats.deferred > 0)
+      --model->stats.deferred;
+  }
+  if (!model->kernels[index])
+    return rt::Status::error("no kernel came back");
+  return model->kernels[index];
+}
+
 llvm::Expected<CompiledModel> session::compile(const CompileOptions &options) {
   llvm::Expected<CompiledModel> model = plan(options);
   if (!model)
@@ -275,8 +360,12 @@ llvm::Expected<CompiledModel> session::compile(const CompileOptions &options) {
   return model;
 }
 
-rt::ExecutorOptions session::executorOptions() {
+rt::ExecutorOptions session::executorOptions(CompiledModel &model) {
   rt::ExecutorOptions options;
   options.kernelErrorMessage = codegen::takeKernelRuntimeError;
+  if (model.stats.deferred > 0)
+    options.compileKernel = [anchor = model.anchor](size_t index) {
+      return compileDeferred(*anchor, index);
+    };
   return options;
 }

@@ -11,8 +11,12 @@
 // progress goes to a callback, warnings stay in the session's diagnostics.
 //
 //   llvm::Expected<CompiledModel> model = session::compile(options);
-//   rt::Executor::create(model->plan(), model->kernels, weights);
+//   rt::Executor::create(model->plan(), model->kernels, weights,
+//                        session::executorOptions(*model));
 //
+// Kernels of steps that always bind as views of their input (reshapes,
+// head-split slices; rt::viewOnlyKernels) are not compiled up front: the
+// executor options compile one the first time a step must call it.
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_SESSION_COMPILE_H
@@ -71,6 +75,12 @@ struct CompileOptions {
   std::vector<std::string> entries;
   /// Threads that compile kernels (0: one per hardware thread).
   unsigned jobs = 0;
+  /// Leave the kernels of steps that always bind as views of their input on
+  /// the host (rt::viewOnlyKernels: reshapes, head-split slices) for the
+  /// first step that calls one: an Executor made with executorOptions(model)
+  /// compiles it then. GPT-2 small's forward calls none of its 5. Off where
+  /// views are not bound (--no-strided-views).
+  bool deferViewKernels = true;
   /// Keep where each kernel's compile time went in CompileStats::report.
   bool report = false;
   /// Called when `done` of the `count` kernels being fetched are ready
@@ -80,9 +90,10 @@ struct CompileOptions {
 
 /// What compiling cost, for `tfc run`'s report and tests.
 struct CompileStats {
-  size_t compiled = 0;   // kernels compiled by Halide in this process
-  size_t cacheHits = 0;  // kernels loaded from the disk cache
-  double seconds = 0;    // time spent getting kernels
+  size_t compiled = 0;  // kernels compiled by Halide in this process
+  size_t cacheHits = 0; // kernels loaded from the disk cache
+  size_t deferred = 0;  // left for a step that needs one (deferViewKernels)
+  double seconds = 0;   // time spent getting kernels
   /// Why the disk cache was not used (empty when it was, or was off).
   std::string cacheProblem;
   /// Threads the kernels compiled on (codegen::compileJobs of the option).
@@ -122,6 +133,11 @@ public:
   // Owners of the compiled code: kernels stay valid while these live.
   std::unique_ptr<codegen::KernelCache> jit;
   std::unique_ptr<KernelDiskCache> disk;
+
+  /// Where executorOptions(model) finds the model to compile a deferred
+  /// kernel in: follows its moves, null once it is destroyed.
+  struct Anchor;
+  std::shared_ptr<Anchor> anchor;
 };
 
 /// Opens the model and takes it up to stage `last`; compiles no kernel.
@@ -143,8 +159,11 @@ llvm::Error compileKernels(CompiledModel &model, const CompileOptions &options);
 llvm::Expected<CompiledModel> compile(const CompileOptions &options);
 
 /// Options for an Executor of kernels compiled here: a kernel that fails
-/// says why (the message its Halide runtime or the AMX stage reported).
-rt::ExecutorOptions executorOptions();
+/// says why (the message its Halide runtime or the AMX stage reported),
+/// and a kernel compileKernels deferred is compiled in `model` (with the
+/// same cache settings, on one thread) the first time a step needs it. The
+/// Executor must not outlive `model` (it owns the kernels' code).
+rt::ExecutorOptions executorOptions(CompiledModel &model);
 
 /// The names of the entries a plan has, "forward, prefill, decode".
 std::string entryNames(const rt::Plan &plan);

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
+#include "tools/tfc/CompileReport.h"
 #include "tools/tfc/Inputs.h"
 #include "tools/tfc/MachineLimits.h"
 #include "tools/tfc/ModelRunner.h"
@@ -535,8 +536,19 @@ bool createExecutor(Bench &bench, bool profile, bool stridedViews) {
     }
   }
   auto start = std::chrono::steady_clock::now();
-  rt::ExecutorOptions executorOptions = session::executorOptions();
+  rt::ExecutorOptions executorOptions = session::executorOptions(bench.model);
   executorOptions.stridedViews = stridedViews;
+  if (profile && executorOptions.compileKernel)
+    // A kernel compiled when a step needs it is timed like the others.
+    executorOptions.compileKernel =
+        [compile = executorOptions.compileKernel](
+            size_t i) -> rt::Expected<rt::KernelFn> {
+      rt::Expected<rt::KernelFn> fn = compile(i);
+      if (!fn)
+        return fn;
+      gTargets[i] = *fn;
+      return kTrampolines[i];
+    };
   rt::Expected<rt::Executor> executor = rt::Executor::create(
       bench.model.plan(), kernels, std::move(*weights), executorOptions);
   if (!executor) {
@@ -572,6 +584,8 @@ std::optional<Bench> prepare(const BenchOptions &options) {
   if (!bench.entry)
     return std::nullopt;
   compile.entries = {bench.entry->name};
+  // Views are not bound: every step calls its kernel.
+  compile.deferViewKernels = !options.noStridedViews;
   if (!buildKernels(bench.model, compile))
     return std::nullopt;
 
@@ -617,7 +631,7 @@ bool checkUnfused(Bench &bench, const BenchOptions &options) {
   }
   rt::Expected<rt::Executor> refExecutor = rt::Executor::create(
       reference->plan(), reference->kernels, std::move(*refWeights),
-      session::executorOptions());
+      session::executorOptions(*reference));
   if (!refExecutor) {
     llvm::errs() << "error: " << refExecutor.message() << "\n";
     return false;
@@ -942,9 +956,10 @@ void printText(const Bench &bench, const BenchOptions &options,
   double gflops = t.median > 0 ? bench.work.flops / t.median / 1e6 : 0;
   llvm::outs() << "model    " << modelName << ", entry " << bench.entry->name
                << " (" << sizesOf(bench, options) << ")\n";
-  llvm::outs() << strf("compiled %zu kernels for %zu steps in %.2f s; "
-                       "executor setup %.2f s\n",
-                       bench.model.kernels.size(), stats.steps,
+  llvm::outs() << strf("compiled %zu kernels, %zu from the cache%s, for %zu "
+                       "steps in %.2f s; executor setup %.2f s\n",
+                       bench.model.stats.compiled, bench.model.stats.cacheHits,
+                       deferredKernelsNote(bench.model).c_str(), stats.steps,
                        bench.model.stats.seconds, bench.createSeconds);
   llvm::outs() << strf("steps    %zu kernel calls, %zu strided views "
                        "(docs/runtime.md, \"Views\")\n",

@@ -127,7 +127,7 @@ int runCheck(const CheckOptions &options) {
   }
   rt::Expected<rt::Executor> executor =
       rt::Executor::create(model->plan(), model->kernels, std::move(*weights),
-                           session::executorOptions());
+                           session::executorOptions(*model));
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return 1;

@@ -104,6 +104,14 @@ void printSummary(const session::CompiledModel &model,
 
 } // namespace
 
+std::string driver::deferredKernelsNote(const session::CompiledModel &model) {
+  size_t n = model.stats.deferred;
+  if (n == 0)
+    return "";
+  return " (" + std::to_string(n) + " view kernel" + (n == 1 ? "" : "s") +
+         " not needed so far)";
+}
+
 void driver::printCompileReport(const session::CompiledModel &model,
                                 llvm::raw_ostream &os) {
   const codegen::CompileReport &report = model.stats.report;

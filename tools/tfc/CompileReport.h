@@ -23,11 +23,18 @@
 
 #include "session/Compile.h"
 
+#include <string>
+
 namespace llvm {
 class raw_ostream;
 } // namespace llvm
 
 namespace tfc::driver {
+
+/// " (5 view kernels not needed so far)" where compileKernels left kernels
+/// for steps that bind views (CompileOptions::deferViewKernels) and no step
+/// has needed them since; else "".
+std::string deferredKernelsNote(const session::CompiledModel &model);
 
 /// Prints `model.stats.report` (empty when nothing was compiled) to `os`.
 void printCompileReport(const session::CompiledModel &model,

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
+#include "tools/tfc/CompileReport.h"
 #include "tools/tfc/Inputs.h"
 #include "tools/tfc/ModelRunner.h"
 #include "tools/tfc/TextOutput.h"
@@ -133,7 +134,8 @@ void printSummary(const std::vector<int32_t> &prompt,
                << llvm::format("%.2f", result.decodeTokensPerSecond())
                << " tokens/s over " << result.decodeSteps << " steps\n"
                << "kernels  " << model.stats.compiled << " compiled, "
-               << model.stats.cacheHits << " from the cache, "
+               << model.stats.cacheHits << " from the cache"
+               << deferredKernelsNote(model) << ", "
                << llvm::format("%.2f", model.stats.seconds) << " s\n";
 }
 

@@ -136,8 +136,8 @@ driver::loadWeights(const rt::Plan &plan, const WeightOptions &options,
   return weights;
 }
 
-std::optional<rt::Executor>
-driver::makeExecutor(const CompiledModel &model, const WeightOptions &weights) {
+std::optional<rt::Executor> driver::makeExecutor(CompiledModel &model,
+                                                 const WeightOptions &weights) {
   // Fixtures keep their inputs and references next to the weights.
   rt::Expected<rt::WeightMap> loaded =
       driver::loadWeights(model.plan(), weights, {"input.", "expected."});
@@ -147,7 +147,7 @@ driver::makeExecutor(const CompiledModel &model, const WeightOptions &weights) {
   }
   rt::Expected<rt::Executor> executor =
       rt::Executor::create(model.plan(), model.kernels, std::move(*loaded),
-                           session::executorOptions());
+                           session::executorOptions(model));
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return std::nullopt;

@@ -75,7 +75,7 @@ loadWeights(const rt::Plan &plan, const WeightOptions &options,
             const std::vector<std::string> &quietPrefixes = {});
 
 /// The executor of a compiled model with its weights loaded; prints errors.
-std::optional<rt::Executor> makeExecutor(const CompiledModel &model,
+std::optional<rt::Executor> makeExecutor(CompiledModel &model,
                                          const WeightOptions &weights);
 
 /// "f32[2, 7, 512]"

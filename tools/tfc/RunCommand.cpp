@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tfc/Commands.h"
+#include "tools/tfc/CompileReport.h"
 #include "tools/tfc/Inputs.h"
 #include "tools/tfc/ModelRunner.h"
 
@@ -116,7 +117,7 @@ int runRun(const RunOptions &options) {
   }
   rt::Expected<rt::Executor> executor =
       rt::Executor::create(model->plan(), model->kernels, std::move(*weights),
-                           session::executorOptions());
+                           session::executorOptions(*model));
   if (!executor) {
     llvm::errs() << "error: " << executor.message() << "\n";
     return 1;
@@ -130,9 +131,10 @@ int runRun(const RunOptions &options) {
                                                    : model->plan().modelName)
                << ", entry " << entry->name << "\n";
   llvm::outs() << "compiled " << model->stats.compiled << " kernels, "
-               << model->stats.cacheHits << " from the cache, for "
-               << entry->steps.size() << " steps in "
-               << llvm::format("%.2f", model->stats.seconds) << " s\n";
+               << model->stats.cacheHits << " from the cache"
+               << deferredKernelsNote(*model) << ", for " << entry->steps.size()
+               << " steps in " << llvm::format("%.2f", model->stats.seconds)
+               << " s\n";
   llvm::outs() << "weights  "
                << (options.weights.random
                        ? "random (seed " + std::to_string(options.weights.seed) +

@@ -58,9 +58,17 @@ TEST(Session, CompilesRunsAndMatchesPyTorch) {
       session::compile(bertTinyOptions());
   ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   EXPECT_EQ(model->stage, session::Stage::Planned);
-  for (rt::KernelFn kernel : model->kernels)
-    EXPECT_NE(kernel, nullptr);
-  EXPECT_EQ(model->stats.compiled + model->stats.cacheHits,
+  // Every kernel but those a view may stand for (compiled when a step
+  // needs one: none does here).
+  std::vector<bool> viewOnly = rt::viewOnlyKernels(model->plan());
+  size_t views = 0;
+  for (size_t i = 0; i < model->kernels.size(); ++i) {
+    EXPECT_EQ(model->kernels[i] == nullptr, bool(viewOnly[i])) << i;
+    views += viewOnly[i];
+  }
+  EXPECT_GT(views, 0u);
+  EXPECT_EQ(model->stats.deferred, views);
+  EXPECT_EQ(model->stats.compiled + model->stats.cacheHits + views,
             model->plan().kernels.size());
 
   session::WeightSource source;
@@ -70,8 +78,9 @@ TEST(Session, CompilesRunsAndMatchesPyTorch) {
       model->plan(), source, &warnings, {"input.", "expected."});
   ASSERT_TRUE(weights.ok()) << weights.message();
   EXPECT_TRUE(warnings.empty()) << warnings.front();
-  rt::Expected<rt::Executor> executor = rt::Executor::create(
-      model->plan(), model->kernels, std::move(*weights));
+  rt::Expected<rt::Executor> executor =
+      rt::Executor::create(model->plan(), model->kernels, std::move(*weights),
+                           session::executorOptions(*model));
   ASSERT_TRUE(executor.ok()) << executor.message();
 
   rt::Expected<rt::SafetensorsFile> file = rt::SafetensorsFile::open(fixture);
@@ -260,7 +269,7 @@ entry f(x: f32[batch, seq, 24]) {
     std::vector<std::vector<rt::Tensor>> results;
     std::vector<size_t> views;
     for (bool strided : {true, false}) {
-      rt::ExecutorOptions executorOptions;
+      rt::ExecutorOptions executorOptions = session::executorOptions(*model);
       executorOptions.stridedViews = strided;
       rt::Expected<rt::Executor> executor = rt::Executor::create(
           model->plan(), model->kernels, rt::WeightMap(), executorOptions);
@@ -333,6 +342,9 @@ TEST(Session, HeadSplitAndMergeAreViewsAtPrefill) {
           t->dataAs<uint8_t>()[i] = static_cast<uint8_t>(data[i]);
       inputs.push_back(std::move(*t));
     }
+    // The view kernels were left for a step that needs one: the run
+    // without views compiles those of the entry.
+    std::vector<size_t> deferred = {model->stats.deferred};
     session::WeightSource random;
     random.random = true;
     random.seed = 3;
@@ -342,7 +354,7 @@ TEST(Session, HeadSplitAndMergeAreViewsAtPrefill) {
       rt::Expected<rt::WeightMap> weights =
           session::loadWeights(model->plan(), random);
       ASSERT_TRUE(weights.ok()) << weights.message();
-      rt::ExecutorOptions executorOptions;
+      rt::ExecutorOptions executorOptions = session::executorOptions(*model);
       executorOptions.stridedViews = strided;
       rt::Expected<rt::Executor> executor =
           rt::Executor::create(model->plan(), model->kernels,
@@ -353,9 +365,12 @@ TEST(Session, HeadSplitAndMergeAreViewsAtPrefill) {
       ASSERT_TRUE(out.ok()) << out.message();
       results.push_back(std::move(*out));
       stats.push_back(executor->lastRunStats());
+      deferred.push_back(model->stats.deferred);
     }
     EXPECT_EQ(stats[0].views, c.views) << c.model;
     EXPECT_EQ(stats[1].views, 0u) << c.model;
+    EXPECT_GT(deferred[0], 0u) << c.model;
+    EXPECT_LT(deferred[2], deferred[1]) << c.model;
     EXPECT_EQ(stats[0].kernelCalls, c.kernelCalls) << c.model;
     ASSERT_EQ(results[0].size(), results[1].size());
     for (size_t i = 0; i < results[0].size(); ++i) {
@@ -365,6 +380,69 @@ TEST(Session, HeadSplitAndMergeAreViewsAtPrefill) {
           << c.model << " output " << i;
     }
   }
+}
+
+// A kernel left for a step that needs one (CompileOptions::
+// deferViewKernels) is compiled once, by the first such step; when it cannot
+// be compiled, the run fails naming the step's kernel and the reason.
+TEST(Session, DeferredViewKernelsCompileOnceWhenNeeded) {
+  std::string path = writeModel("deferred.tfm", R"(model deferred
+entry f(x: f32[batch, 4, 6]) {
+  return t: transpose(x * 2.0, 0, 1)
+}
+)");
+  session::CompileOptions options;
+  options.model.path = path;
+  options.cache.dir = TFC_SESSION_TEST_CACHE;
+  llvm::Expected<session::CompiledModel> model = session::compile(options);
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  ASSERT_EQ(model->stats.deferred, 1u);
+  // Moved: the executor still finds the model to compile in.
+  session::CompiledModel moved = std::move(*model);
+  rt::Expected<rt::Tensor> x = rt::Tensor::fromF32(
+      {1, 4, 6},
+      std::vector<float>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                         12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
+  ASSERT_TRUE(x.ok()) << x.message();
+
+  rt::ExecutorOptions failing = session::executorOptions(moved);
+  failing.stridedViews = false;
+  failing.compileKernel = [](size_t) -> rt::Expected<rt::KernelFn> {
+    return rt::Status::error("no compiler here");
+  };
+  rt::Expected<rt::Executor> broken =
+      rt::Executor::create(moved.plan(), moved.kernels, {}, failing);
+  ASSERT_TRUE(broken.ok()) << broken.message();
+  rt::Expected<std::vector<rt::Tensor>> none = broken->run("f", {*x});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.message().find("tfc.transpose"), std::string::npos)
+      << none.message();
+  EXPECT_NE(none.message().find("could not be compiled when needed: no "
+                                "compiler here"),
+            std::string::npos)
+      << none.message();
+
+  rt::ExecutorOptions counted = session::executorOptions(moved);
+  counted.stridedViews = false;
+  int calls = 0;
+  counted.compileKernel = [&calls,
+                           compile = counted.compileKernel](size_t index) {
+    ++calls;
+    return compile(index);
+  };
+  rt::Expected<rt::Executor> executor =
+      rt::Executor::create(moved.plan(), moved.kernels, {}, counted);
+  ASSERT_TRUE(executor.ok()) << executor.message();
+  for (int run = 0; run < 2; ++run) {
+    rt::Expected<std::vector<rt::Tensor>> out = executor->run("f", {*x});
+    ASSERT_TRUE(out.ok()) << out.message();
+    // t[i, 0, j] = 2 x[0, i, j]
+    EXPECT_EQ((*out)[0].typeString(), "f32[4, 1, 6]");
+    EXPECT_EQ((*out)[0].dataAs<float>()[1], 2.0f);
+    EXPECT_EQ((*out)[0].dataAs<float>()[23], 46.0f);
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(moved.stats.deferred, 0u);
 }
 
 } // namespace
