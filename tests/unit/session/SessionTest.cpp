@@ -383,66 +383,72 @@ TEST(Session, HeadSplitAndMergeAreViewsAtPrefill) {
 }
 
 // A kernel left for a step that needs one (CompileOptions::
-// deferViewKernels) is compiled once, by the first such step; when it cannot
-// be compiled, the run fails naming the step's kernel and the reason.
+// deferViewKernels) is compiled once, by the first such step, with the
+// cache settings of the model's compile; when it cannot be compiled, the run
+// fails naming the step's kernel and the reason.
 TEST(Session, DeferredViewKernelsCompileOnceWhenNeeded) {
   std::string path = writeModel("deferred.tfm", R"(model deferred
 entry f(x: f32[batch, 4, 6]) {
   return t: transpose(x * 2.0, 0, 1)
 }
 )");
-  session::CompileOptions options;
-  options.model.path = path;
-  options.cache.dir = TFC_SESSION_TEST_CACHE;
-  llvm::Expected<session::CompiledModel> model = session::compile(options);
-  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
-  ASSERT_EQ(model->stats.deferred, 1u);
-  // Moved: the executor still finds the model to compile in.
-  session::CompiledModel moved = std::move(*model);
-  rt::Expected<rt::Tensor> x = rt::Tensor::fromF32(
-      {1, 4, 6},
-      std::vector<float>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                         12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
-  ASSERT_TRUE(x.ok()) << x.message();
+  // With the disk cache, and without (a temporary folder per compile).
+  for (bool cached : {true, false}) {
+    SCOPED_TRACE(cached ? "disk cache" : "no cache");
+    session::CompileOptions options;
+    options.cache.enabled = cached;
+    options.model.path = path;
+    options.cache.dir = TFC_SESSION_TEST_CACHE;
+    llvm::Expected<session::CompiledModel> model = session::compile(options);
+    ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+    ASSERT_EQ(model->stats.deferred, 1u);
+    // Moved: the executor still finds the model to compile in.
+    session::CompiledModel moved = std::move(*model);
+    rt::Expected<rt::Tensor> x = rt::Tensor::fromF32(
+        {1, 4, 6},
+        std::vector<float>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                           12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
+    ASSERT_TRUE(x.ok()) << x.message();
 
-  rt::ExecutorOptions failing = session::executorOptions(moved);
-  failing.stridedViews = false;
-  failing.compileKernel = [](size_t) -> rt::Expected<rt::KernelFn> {
-    return rt::Status::error("no compiler here");
-  };
-  rt::Expected<rt::Executor> broken =
-      rt::Executor::create(moved.plan(), moved.kernels, {}, failing);
-  ASSERT_TRUE(broken.ok()) << broken.message();
-  rt::Expected<std::vector<rt::Tensor>> none = broken->run("f", {*x});
-  ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.message().find("tfc.transpose"), std::string::npos)
-      << none.message();
-  EXPECT_NE(none.message().find("could not be compiled when needed: no "
-                                "compiler here"),
-            std::string::npos)
-      << none.message();
+    rt::ExecutorOptions failing = session::executorOptions(moved);
+    failing.stridedViews = false;
+    failing.compileKernel = [](size_t) -> rt::Expected<rt::KernelFn> {
+      return rt::Status::error("no compiler here");
+    };
+    rt::Expected<rt::Executor> broken =
+        rt::Executor::create(moved.plan(), moved.kernels, {}, failing);
+    ASSERT_TRUE(broken.ok()) << broken.message();
+    rt::Expected<std::vector<rt::Tensor>> none = broken->run("f", {*x});
+    ASSERT_FALSE(none.ok());
+    EXPECT_NE(none.message().find("tfc.transpose"), std::string::npos)
+        << none.message();
+    EXPECT_NE(none.message().find("could not be compiled when needed: no "
+                                  "compiler here"),
+              std::string::npos)
+        << none.message();
 
-  rt::ExecutorOptions counted = session::executorOptions(moved);
-  counted.stridedViews = false;
-  int calls = 0;
-  counted.compileKernel = [&calls,
-                           compile = counted.compileKernel](size_t index) {
-    ++calls;
-    return compile(index);
-  };
-  rt::Expected<rt::Executor> executor =
-      rt::Executor::create(moved.plan(), moved.kernels, {}, counted);
-  ASSERT_TRUE(executor.ok()) << executor.message();
-  for (int run = 0; run < 2; ++run) {
-    rt::Expected<std::vector<rt::Tensor>> out = executor->run("f", {*x});
-    ASSERT_TRUE(out.ok()) << out.message();
-    // t[i, 0, j] = 2 x[0, i, j]
-    EXPECT_EQ((*out)[0].typeString(), "f32[4, 1, 6]");
-    EXPECT_EQ((*out)[0].dataAs<float>()[1], 2.0f);
-    EXPECT_EQ((*out)[0].dataAs<float>()[23], 46.0f);
+    rt::ExecutorOptions counted = session::executorOptions(moved);
+    counted.stridedViews = false;
+    int calls = 0;
+    counted.compileKernel = [&calls,
+                             compile = counted.compileKernel](size_t index) {
+      ++calls;
+      return compile(index);
+    };
+    rt::Expected<rt::Executor> executor =
+        rt::Executor::create(moved.plan(), moved.kernels, {}, counted);
+    ASSERT_TRUE(executor.ok()) << executor.message();
+    for (int run = 0; run < 2; ++run) {
+      rt::Expected<std::vector<rt::Tensor>> out = executor->run("f", {*x});
+      ASSERT_TRUE(out.ok()) << out.message();
+      // t[i, 0, j] = 2 x[0, i, j]
+      EXPECT_EQ((*out)[0].typeString(), "f32[4, 1, 6]");
+      EXPECT_EQ((*out)[0].dataAs<float>()[1], 2.0f);
+      EXPECT_EQ((*out)[0].dataAs<float>()[23], 46.0f);
+    }
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(moved.stats.deferred, 0u);
   }
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(moved.stats.deferred, 0u);
 }
 
 } // namespace
