@@ -482,14 +482,14 @@ Expected<Executor> Executor::create(const Plan &plan,
                          " kernels, but " + std::to_string(kernels.size()) +
                          " were given");
   auto impl = std::make_unique<Impl>();
-  // An entry runs only if every kernel it calls is there (or, where a view
-  // may stand for it, can be compiled when needed): a caller may compile
-  // just the entries it needs.
-  std::vector<bool> deferrable = options.compileKernel
-                                     ? viewOnlyKernels(plan)
-                                     : std::vector<bool>(kernels.size());
+  // An entry runs only if every kernel it calls is there (or, where views
+  // of the entry stand for it, can be compiled when needed): a caller may
+  // compile just the entries it needs.
   bool anyRunnable = plan.entries.empty();
   for (const PlanEntry &entry : plan.entries) {
+    std::vector<bool> deferrable = options.compileKernel
+                                       ? viewOnlyKernels(plan, {entry.name})
+                                       : std::vector<bool>(kernels.size());
     bool runnable = true;
     auto present = [&](int32_t k) {
       return k >= 0 && static_cast<size_t>(k) < kernels.size() &&
@@ -1422,7 +1422,40 @@ bool Executor::Run::hostViewable(size_t in) const {
          memoryOf(in);
 }
 
-std::vector<bool> viewOnlyKernels(const Plan &plan) {
+namespace {
+/// What viewOnlyKernels knows of an entry's values as it walks its steps:
+/// per value, bound by a kernel step (to a result or a view: memory a run
+/// may view); dense in every run (a kernel's result, or a view that keeps
+/// it dense); the step that wrote it.
+struct ValueFacts {
+  std::vector<bool> bound, dense;
+  std::vector<const PlanStep *> writer;
+  explicit ValueFacts(size_t n) : bound(n), dense(n), writer(n) {}
+};
+
+/// Whether a host run binds kernel step `step` as a view of its input for
+/// inputs of any size (Executor::Run::bindView, bindStridedView); `dense`
+/// is set to whether that view is dense.
+bool alwaysView(const Plan &plan, const PlanStep &step, const ValueFacts &v,
+                bool &dense) {
+  dense = false;
+  if (step.inputs.size() != 1 || step.outputs.size() != 1 ||
+      step.variant.kernel >= 0)
+    return false;
+  size_t in = static_cast<size_t>(step.inputs[0]);
+  if (isViewKernel(plan.kernels[static_cast<size_t>(step.kernel)]))
+    return dense = v.dense[in];
+  if (step.view.empty() || !v.bound[in])
+    return false;
+  const PlanStep *producer = v.writer[in];
+  dense = v.dense[in] && producer && !producer->layout.empty() &&
+          producer->layout == step.view.perm;
+  return step.view.strided || dense;
+}
+} // namespace
+
+std::vector<bool> viewOnlyKernels(const Plan &plan,
+                                  const std::vector<std::string> &entries) {
   size_t count = plan.kernels.size();
   std::vector<bool> called(count, false), viewOnly(count, true);
   auto mark = [&](int32_t k, bool view) {
@@ -1432,39 +1465,24 @@ std::vector<bool> viewOnlyKernels(const Plan &plan) {
     viewOnly[static_cast<size_t>(k)] = viewOnly[static_cast<size_t>(k)] && view;
   };
   for (const PlanEntry &entry : plan.entries) {
-    // Per value: bound by a kernel step (to a result or a view: memory the
-    // run may view); and dense in every run (a kernel's result, or a view
-    // that keeps it dense).
-    std::vector<bool> bound(entry.values.size(), false);
-    std::vector<bool> dense(entry.values.size(), false);
-    std::vector<const PlanStep *> writer(entry.values.size(), nullptr);
+    if (!entries.empty() &&
+        std::find(entries.begin(), entries.end(), entry.name) == entries.end())
+      continue;
+    ValueFacts facts(entry.values.size());
     for (const PlanStep &step : entry.steps) {
       if (step.op != PlanStep::Op::Kernel)
         continue;
-      bool reshape =
-          isViewKernel(plan.kernels[static_cast<size_t>(step.kernel)]);
-      bool single = step.inputs.size() == 1 && step.outputs.size() == 1 &&
-                    step.variant.kernel < 0;
-      size_t in = single ? static_cast<size_t>(step.inputs[0]) : 0;
-      bool view = false, denseOut = false;
-      if (single && reshape) {
-        view = dense[in];
-        denseOut = view;
-      } else if (single && !step.view.empty() && bound[in]) {
-        const PlanStep *producer = writer[in];
-        bool laidOut = dense[in] && producer && !producer->layout.empty() &&
-                       producer->layout == step.view.perm;
-        view = step.view.strided || laidOut;
-        denseOut = laidOut;
-      }
+      bool denseView = false;
+      bool view = alwaysView(plan, step, facts, denseView);
       mark(step.kernel, view);
       mark(step.variant.kernel, false);
-      bool kernelResult = !reshape && step.view.empty();
+      bool result = !view && step.view.empty() &&
+                    !isViewKernel(plan.kernels[static_cast<size_t>(step.kernel)]);
       for (int32_t out : step.outputs) {
         size_t o = static_cast<size_t>(out);
-        bound[o] = true;
-        dense[o] = kernelResult || denseOut;
-        writer[o] = &step;
+        facts.bound[o] = true;
+        facts.dense[o] = result || denseView;
+        facts.writer[o] = &step;
       }
     }
   }

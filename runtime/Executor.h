@@ -95,8 +95,11 @@ struct ExecutorOptions {
 /// transpose that may be strided (PlanStep::StridedView::strided), or that
 /// reads a kernel's result laid out for it (PlanStep::layout). Such a kernel
 /// may be left uncompiled until a step needs one
-/// (ExecutorOptions::compileKernel). False for kernels no step calls.
-std::vector<bool> viewOnlyKernels(const Plan &plan);
+/// (ExecutorOptions::compileKernel). Only the steps of the entries named
+/// in `entries` count (empty: every entry); false for kernels none of their
+/// steps calls.
+std::vector<bool> viewOnlyKernels(const Plan &plan,
+                                  const std::vector<std::string> &entries = {});
 
 /// What the last run did, for tests and `tfc bench` memory reports.
 struct RunStats {

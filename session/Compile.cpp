@@ -307,7 +307,8 @@ llvm::Error session::compileKernels(CompiledModel &model,
   if (model.stage != Stage::Planned)
     return llvm::createStringError("compiling kernels needs a planned model");
   std::vector<bool> viewOnly = options.deferViewKernels
-                                   ? rt::viewOnlyKernels(model.plan())
+                                   ? rt::viewOnlyKernels(model.plan(),
+                                                         options.entries)
                                    : std::vector<bool>();
   std::vector<size_t> needed;
   size_t deferred = 0;

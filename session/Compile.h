@@ -78,7 +78,7 @@ struct CompileOptions {
   /// Leave the kernels of steps that always bind as views of their input on
   /// the host (rt::viewOnlyKernels: reshapes, head-split slices) for the
   /// first step that calls one: an Executor made with executorOptions(model)
-  /// compiles it then. GPT-2 small's forward calls none of its 5. Off where
+  /// compiles it then. GPT-2 small's forward calls none of its 6. Off where
   /// views are not bound (--no-strided-views).
   bool deferViewKernels = true;
   /// Keep where each kernel's compile time went in CompileStats::report.

@@ -31,7 +31,7 @@ class raw_ostream;
 
 namespace tfc::driver {
 
-/// " (5 view kernels not needed so far)" where compileKernels left kernels
+/// " (6 view kernels not needed so far)" where compileKernels left kernels
 /// for steps that bind views (CompileOptions::deferViewKernels) and no step
 /// has needed them since; else "".
 std::string deferredKernelsNote(const session::CompiledModel &model);
