@@ -1476,8 +1476,9 @@ std::vector<bool> viewOnlyKernels(const Plan &plan,
       bool view = alwaysView(plan, step, facts, denseView);
       mark(step.kernel, view);
       mark(step.variant.kernel, false);
-      bool result = !view && step.view.empty() &&
-                    !isViewKernel(plan.kernels[static_cast<size_t>(step.kernel)]);
+      bool result =
+          !view && step.view.empty() &&
+          !isViewKernel(plan.kernels[static_cast<size_t>(step.kernel)]);
       for (int32_t out : step.outputs) {
         size_t o = static_cast<size_t>(out);
         facts.bound[o] = true;

@@ -306,10 +306,10 @@ llvm::Error session::compileKernels(CompiledModel &model,
                                     const CompileOptions &options) {
   if (model.stage != Stage::Planned)
     return llvm::createStringError("compiling kernels needs a planned model");
-  std::vector<bool> viewOnly = options.deferViewKernels
-                                   ? rt::viewOnlyKernels(model.plan(),
-                                                         options.entries)
-                                   : std::vector<bool>();
+  std::vector<bool> viewOnly =
+      options.deferViewKernels
+          ? rt::viewOnlyKernels(model.plan(), options.entries)
+          : std::vector<bool>();
   std::vector<size_t> needed;
   size_t deferred = 0;
   for (size_t index : kernelsOf(model.plan(), options.entries)) {
