@@ -41,8 +41,9 @@ bool hostHasAmx();
 /// panels [ceil(N / 48), K / 2, 48, 2] (tfc.pack_panels), dense, zero past N;
 /// `k`, `n`: K (a multiple of 32) and N; `out`: the block of the f32 product
 /// to compute (dims N, M, batch..., any mins). Answers Halide's bounds
-/// queries. Returns 0, or non-zero after reporting through halide_error
-/// (no AMX in this process, a buffer it cannot read).
+/// queries. Returns 0, or non-zero after saying why through
+/// recordKernelRuntimeError (no AMX in this process, a buffer it cannot
+/// read).
 extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                                    int32_t k, int32_t n,
                                    halide_buffer_t *out);

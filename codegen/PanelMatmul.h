@@ -42,8 +42,8 @@ bool hostHasF32PanelStage();
 /// panels [ceil(N / 48), K, 48] (tfc.pack_panels), dense, zero past N; `k`,
 /// `n`: K and N; `out`: the block of the product to compute (dims N, M,
 /// batch..., any mins). Answers Halide's bounds queries. Returns 0, or
-/// non-zero after reporting through halide_error (no AVX-512F in this
-/// process, a buffer it cannot read).
+/// non-zero after saying why through recordKernelRuntimeError (no AVX-512F
+/// in this process, a buffer it cannot read).
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, halide_buffer_t *out);
 

@@ -374,6 +374,15 @@ bool isViewKernel(const PlanKernel &kernel) {
   return kernel.family == KernelFamily::View;
 }
 
+/// How errors name a step's kernel: "toy.tfm:9:7: entry 'forward': kernel
+/// 'k1_mul' (signature)".
+std::string stepKernelLabel(const PlanStep &step, const PlanEntry &entry,
+                            const PlanKernel &kernel) {
+  return (step.location.empty() ? "" : step.location + ": ") + "entry '" +
+         entry.name + "': kernel '" + kernel.name + "' (" + kernel.signature +
+         ")";
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -703,21 +712,17 @@ Status Executor::Impl::runPrologueCall(const PrologueCall &call,
     outs.push_back(std::move(bound));
   }
   const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
+  std::string label = stepKernelLabel(step, entry, kernel);
   Expected<KernelFn> fn = this->kernel(static_cast<size_t>(step.kernel));
   if (!fn)
-    return fn.status().withContext(
-        (step.location.empty() ? "" : step.location + ": ") + "entry '" +
-        entry.name + "': kernel '" + kernel.name + "' (" + kernel.signature +
-        ")");
+    return fn.status().withContext(label);
   int rc = (*fn)(args.data());
   if (rc != 0) {
     std::string why = options.kernelErrorMessage ? options.kernelErrorMessage()
                                                  : std::string();
-    return Status::error(
-        (step.location.empty() ? "" : step.location + ": ") + "entry '" +
-        entry.name + "': kernel '" + kernel.name + "' (" + kernel.signature +
-        "), run once on the weights, failed with error code " +
-        std::to_string(rc) + (why.empty() ? "" : ": " + why));
+    return Status::error(label +
+                         ", run once on the weights, failed with error code " +
+                         std::to_string(rc) + (why.empty() ? "" : ": " + why));
   }
   for (size_t o = 0; o < outs.size(); ++o)
     precomputed.emplace(call.key + "#" + std::to_string(o), std::move(outs[o]));
@@ -1606,9 +1611,7 @@ Status Executor::Run::runStep(size_t stepIndex) {
   });
   const PlanKernel &kernel = impl.plan.kernels[static_cast<size_t>(kernelIndex)];
   auto stepError = [&](const std::string &msg) {
-    std::string where = step.location.empty() ? "" : step.location + ": ";
-    return Status::error(where + "entry '" + entry.name + "': kernel '" +
-                         kernel.name + "' (" + kernel.signature + ") " + msg);
+    return Status::error(stepKernelLabel(step, entry, kernel) + " " + msg);
   };
   if (bindStridedView(step)) {
     ++impl.stats.steps;

@@ -41,6 +41,8 @@ CompiledModel::CompiledModel(CompiledModel &&other) noexcept {
   *this = std::move(other);
 }
 
+// Member by member, so that the anchor can follow the model: every member
+// of CompiledModel (Compile.h) is moved here.
 CompiledModel &CompiledModel::operator=(CompiledModel &&other) noexcept {
   if (this == &other)
     return *this;
