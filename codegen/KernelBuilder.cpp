@@ -183,6 +183,38 @@ Halide::Target hostTarget() {
   return host;
 }
 
+namespace {
+/// Drops the asserts that check what the executor guarantees of every
+/// buffer it passes (prepareInProcessKernel): the argument and its memory
+/// exist, the element type and rank are the plan's, no extent is negative.
+class DropGuaranteedChecks : public Internal::IRMutator {
+  using IRMutator::visit;
+  Internal::Stmt visit(const Internal::AssertStmt *op) override {
+    static const char *const guaranteed[] = {
+        "halide_error_buffer_argument_is_null",
+        "halide_error_host_is_null",
+        "halide_error_device_dirty_with_no_device_support",
+        "halide_error_bad_type",
+        "halide_error_bad_dimensions",
+        "halide_error_buffer_extents_negative",
+    };
+    if (const auto *call = op->message.as<Internal::Call>())
+      for (const char *name : guaranteed)
+        if (call->name == name)
+          return Internal::Evaluate::make(0);
+    return op;
+  }
+};
+} // namespace
+
+Halide::Target prepareInProcessKernel(Kernel &kernel) {
+  if (kernel.target.has_gpu_feature())
+    return kernel.target;
+  kernel.pipeline.add_custom_lowering_pass(new DropGuaranteedChecks);
+  return kernel.target.with_feature(Target::NoBoundsQuery)
+      .with_feature(Target::DisableLLVMLoopOpt);
+}
+
 bool supportsBf16Products(const Halide::Target &target) {
   return target.arch == Target::X86 && !target.has_gpu_feature() &&
          target.has_feature(Target::AVX512_SapphireRapids);

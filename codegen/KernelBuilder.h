@@ -127,6 +127,28 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType);
 /// avx512_sapphirerapids, as on a CPU without AVX512_BF16 (for tests).
 Halide::Target hostTarget();
 
+/// Prepares `kernel` to be compiled to run in this process (the JIT and the
+/// disk cache) and returns the target to compile it for. A GPU kernel is
+/// left as it is. A CPU kernel gets
+///  - NoBoundsQuery: no code that answers a bounds query (a call with
+///    buffers without memory); the executor never makes one;
+///  - a lowering pass that drops the asserts checking what the executor
+///    (runtime/Executor.cpp, the only caller of such a kernel) guarantees of
+///    every buffer it binds: not null, with host memory and no device
+///    memory, the plan's element type and rank, no negative extent. The
+///    checks of the extents against each other and of the region read,
+///    extern stages' results and allocations stay;
+///  - DisableLLVMLoopOpt: no LLVM loop vectorizer, interleaving or unrolling
+///    (the schedules vectorize and unroll; the fp32 products run in the
+///    precompiled panel stage). Run speed unchanged within the noise
+///    (GPT-2 decode, BERT-base's attention and norms, 1 thread).
+/// Instructions counted under cachegrind for GPT-2 small's cold compile
+/// (docs/benchmarks.md, session 15): the asserts ~5 %, the loop
+/// optimizations ~6 % of the kernels' compile (NoBoundsQuery ~6 % earlier).
+/// AOT libraries and emitted sources, which user code calls with its own
+/// buffers, keep every check.
+Halide::Target prepareInProcessKernel(Kernel &kernel);
+
 /// Whether kernels for `target` can multiply bf16 weights (`--dtype bf16`):
 /// an x86 CPU target with AVX512_BF16. Halide 14 names it
 /// avx512_sapphirerapids (its host detection sets it from the AVX512_BF16

@@ -39,13 +39,19 @@ llvm::Expected<std::string> session::kernelText(const CompiledModel &model,
   if (!kernel)
     return kernel.takeError();
   Halide::Target code = halide.with_feature(Halide::Target::NoRuntime);
+  // The statement as `tfc run` compiles it (C sources keep every check).
+  Halide::Target inProcess =
+      what == KernelText::Stmt || what == KernelText::StmtHtml
+          ? codegen::prepareInProcessKernel(*kernel).with_feature(
+                Halide::Target::NoRuntime)
+          : code;
   switch (what) {
   case KernelText::Halide:
     return codegen::describePipeline(*kernel);
   case KernelText::Stmt:
-    return codegen::loweredStmt(*kernel, code);
+    return codegen::loweredStmt(*kernel, inProcess);
   case KernelText::StmtHtml:
-    return codegen::stmtHtml(*kernel, code);
+    return codegen::stmtHtml(*kernel, inProcess);
   case KernelText::C:
     return codegen::cSource(*kernel, code);
   case KernelText::Ptx:

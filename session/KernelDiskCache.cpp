@@ -367,13 +367,8 @@ KernelDiskCache::Impl::lowerKernel(const Entry &entry,
   if (!kernel)
     return kernel.takeError();
   time.buildSeconds = clock.lap();
-  Halide::Target t = kernel->target.with_feature(Halide::Target::NoRuntime);
-  // CPU kernels without the code that answers a bounds query (a call with
-  // buffers that have no memory): the executor never makes one
-  // (runtime/Executor.cpp binds every buffer to memory). GPT-2 small's
-  // kernels compile in ~6 % less CPU time (docs/benchmarks.md).
-  if (!t.has_gpu_feature())
-    t = t.with_feature(Halide::Target::NoBoundsQuery);
+  Halide::Target t = codegen::prepareInProcessKernel(*kernel).with_feature(
+      Halide::Target::NoRuntime);
   std::optional<Halide::Module> module;
   if (llvm::Error err = codegen::withHalideErrors([&] {
         module = kernel->pipeline.compile_to_module(kernel->arguments,
