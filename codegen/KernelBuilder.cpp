@@ -185,7 +185,7 @@ Halide::Target hostTarget() {
 
 namespace {
 /// Drops the asserts that check what the executor guarantees of every
-/// buffer it passes (prepareInProcessKernel): the argument and its memory
+/// buffer it passes (InProcessLowering): the argument and its memory
 /// exist, the element type and rank are the plan's, no extent is negative.
 class DropGuaranteedChecks : public Internal::IRMutator {
   using IRMutator::visit;
@@ -207,12 +207,21 @@ class DropGuaranteedChecks : public Internal::IRMutator {
 };
 } // namespace
 
-Halide::Target prepareInProcessKernel(Kernel &kernel) {
-  if (kernel.target.has_gpu_feature())
-    return kernel.target;
-  kernel.pipeline.add_custom_lowering_pass(new DropGuaranteedChecks);
-  return kernel.target.with_feature(Target::NoBoundsQuery)
-      .with_feature(Target::DisableLLVMLoopOpt);
+InProcessLowering::InProcessLowering(Kernel &kernel)
+    : pipeline(kernel.pipeline), loweredFor(kernel.target),
+      cpu(!kernel.target.has_gpu_feature()) {
+  if (!cpu)
+    return;
+  pipeline.add_custom_lowering_pass(new DropGuaranteedChecks);
+  loweredFor = loweredFor.with_feature(Target::NoBoundsQuery)
+                   .with_feature(Target::DisableLLVMLoopOpt);
+}
+
+InProcessLowering::~InProcessLowering() {
+  // The pipeline is shared with the kernel, which may still be compiled
+  // for AOT (CompiledKernel::kernel); no kernel adds passes of its own.
+  if (cpu)
+    pipeline.clear_custom_lowering_passes();
 }
 
 bool supportsBf16Products(const Halide::Target &target) {

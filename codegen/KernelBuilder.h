@@ -127,9 +127,9 @@ llvm::Expected<Halide::Type> storageType(mlir::Type elementType);
 /// avx512_sapphirerapids, as on a CPU without AVX512_BF16 (for tests).
 Halide::Target hostTarget();
 
-/// Prepares `kernel` to be compiled to run in this process (the JIT and the
-/// disk cache) and returns the target to compile it for. A GPU kernel is
-/// left as it is. A CPU kernel gets
+/// While it lives, `kernel` lowers as a kernel compiled to run in this
+/// process (the JIT and the disk cache), for target(). A GPU kernel is left
+/// as it is. A CPU kernel gets
 ///  - NoBoundsQuery: no code that answers a bounds query (a call with
 ///    buffers without memory); the executor never makes one;
 ///  - a lowering pass that drops the asserts checking what the executor
@@ -146,8 +146,23 @@ Halide::Target hostTarget();
 /// (docs/benchmarks.md, session 15): the asserts ~5 %, the loop
 /// optimizations ~6 % of the kernels' compile (NoBoundsQuery ~6 % earlier).
 /// AOT libraries and emitted sources, which user code calls with its own
-/// buffers, keep every check.
-Halide::Target prepareInProcessKernel(Kernel &kernel);
+/// buffers, keep every check: the pass leaves the kernel's pipeline with
+/// this object.
+class InProcessLowering {
+public:
+  explicit InProcessLowering(Kernel &kernel);
+  ~InProcessLowering();
+  InProcessLowering(const InProcessLowering &) = delete;
+  InProcessLowering &operator=(const InProcessLowering &) = delete;
+
+  /// The target to compile the kernel for.
+  const Halide::Target &target() const { return loweredFor; }
+
+private:
+  Halide::Pipeline pipeline; // a handle on the kernel's
+  Halide::Target loweredFor;
+  bool cpu;
+};
 
 /// Whether kernels for `target` can multiply bf16 weights (`--dtype bf16`):
 /// an x86 CPU target with AVX512_BF16. Halide 14 names it

@@ -85,8 +85,8 @@ KernelCache::compile(mlir::Operation *op, const std::string &signature,
   compiled->numInputs = static_cast<int>(kernel->inputs.size());
   compiled->numOutputs = static_cast<int>(op->getNumResults());
   if (llvm::Error err = withHalideErrors([&] {
-        Target target =
-            prepareInProcessKernel(*kernel).with_feature(Target::JIT);
+        InProcessLowering lowering(*kernel);
+        Target target = lowering.target().with_feature(Target::JIT);
         Pipeline pipeline = kernel->pipeline;
         Module module =
             pipeline.compile_to_module(kernel->arguments, kernel->name, target)

@@ -712,15 +712,14 @@ Status Executor::Impl::runPrologueCall(const PrologueCall &call,
     outs.push_back(std::move(bound));
   }
   const PlanKernel &kernel = plan.kernels[static_cast<size_t>(step.kernel)];
-  std::string label = stepKernelLabel(step, entry, kernel);
   Expected<KernelFn> fn = this->kernel(static_cast<size_t>(step.kernel));
   if (!fn)
-    return fn.status().withContext(label);
+    return fn.status().withContext(stepKernelLabel(step, entry, kernel));
   int rc = (*fn)(args.data());
   if (rc != 0) {
     std::string why = options.kernelErrorMessage ? options.kernelErrorMessage()
                                                  : std::string();
-    return Status::error(label +
+    return Status::error(stepKernelLabel(step, entry, kernel) +
                          ", run once on the weights, failed with error code " +
                          std::to_string(rc) + (why.empty() ? "" : ": " + why));
   }

@@ -39,19 +39,17 @@ llvm::Expected<std::string> session::kernelText(const CompiledModel &model,
   if (!kernel)
     return kernel.takeError();
   Halide::Target code = halide.with_feature(Halide::Target::NoRuntime);
-  // The statement as `tfc run` compiles it (C sources keep every check).
-  Halide::Target inProcess =
-      what == KernelText::Stmt || what == KernelText::StmtHtml
-          ? codegen::prepareInProcessKernel(*kernel).with_feature(
-                Halide::Target::NoRuntime)
-          : code;
   switch (what) {
   case KernelText::Halide:
     return codegen::describePipeline(*kernel);
   case KernelText::Stmt:
-    return codegen::loweredStmt(*kernel, inProcess);
-  case KernelText::StmtHtml:
-    return codegen::stmtHtml(*kernel, inProcess);
+  case KernelText::StmtHtml: {
+    // As `tfc run` compiles the kernel (C sources keep every check).
+    codegen::InProcessLowering asRun(*kernel);
+    Halide::Target run = asRun.target().with_feature(Halide::Target::NoRuntime);
+    return what == KernelText::Stmt ? codegen::loweredStmt(*kernel, run)
+                                    : codegen::stmtHtml(*kernel, run);
+  }
   case KernelText::C:
     return codegen::cSource(*kernel, code);
   case KernelText::Ptx:

@@ -367,8 +367,8 @@ KernelDiskCache::Impl::lowerKernel(const Entry &entry,
   if (!kernel)
     return kernel.takeError();
   time.buildSeconds = clock.lap();
-  Halide::Target t = codegen::prepareInProcessKernel(*kernel).with_feature(
-      Halide::Target::NoRuntime);
+  codegen::InProcessLowering lowering(*kernel);
+  Halide::Target t = lowering.target().with_feature(Halide::Target::NoRuntime);
   std::optional<Halide::Module> module;
   if (llvm::Error err = codegen::withHalideErrors([&] {
         module = kernel->pipeline.compile_to_module(kernel->arguments,

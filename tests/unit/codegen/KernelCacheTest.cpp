@@ -266,7 +266,7 @@ TEST(HalideErrorTest, RuntimeErrorsReturnNonZero) {
   EXPECT_EQ(takeKernelRuntimeError(), "");
 
   // (A buffer of the wrong element type or rank is not checked: the
-  // executor binds the plan's, codegen::prepareInProcessKernel.)
+  // executor binds the plan's, codegen::InProcessLowering.)
 
   // And a good call still works.
   Tensor xf(DT::F32, {2, 8}), outOk(DT::F32, {2, 8});
@@ -287,7 +287,8 @@ TEST(HalideErrorTest, InProcessKernelsKeepTheChecksTheExecutorCannotMake) {
 
   auto local = buildKernel(parsed.op, hostTarget(), "tfc_exp_local");
   ASSERT_TRUE(static_cast<bool>(local)) << llvm::toString(local.takeError());
-  Halide::Target target = prepareInProcessKernel(*local);
+  InProcessLowering lowering(*local);
+  const Halide::Target &target = lowering.target();
   EXPECT_TRUE(target.has_feature(Halide::Target::NoBoundsQuery));
   EXPECT_TRUE(target.has_feature(Halide::Target::DisableLLVMLoopOpt));
   stmt = loweredStmt(*local, target);
