@@ -20,6 +20,15 @@
 // shared load and store per FMA. So the register tile wins, and the block's
 // reuse goes through L1.
 //
+// GEMV (the matmul's specialization for at most a few result rows, as in a
+// decode step, on a weight): with one row the tiles above would compute 31
+// rows for nothing and run 12 blocks for N = 768. Instead a block computes
+// 32 columns of one result row with 32 x 8 threads: thread (c, s) sums the
+// products of k = s, s + 8, ... (rfactor; per step the block reads 8 whole
+// rows of its 32 columns of B, coalesced; 4 steps unrolled for loads in
+// flight) into shared memory, and a thread per column adds the 8 partial
+// sums and applies the epilogue. The weights are read once per row.
+//
 // Row reductions (softmax, LayerNorm, RMSNorm, add+LayerNorm): one block
 // per row. A statistic is rfactored over the block's threads: thread t
 // reduces elements t, t + T, t + 2T, ... of the row (coalesced) into a
@@ -97,6 +106,44 @@ void scheduleMatmul(MatmulStages s) {
         .vectorize(aVars[0])
         .unroll(aVars[1]);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// GEMV
+//===----------------------------------------------------------------------===//
+
+void scheduleGemv(GemvStages s) {
+  int rank = static_cast<int>(s.vars.size());
+  Var n = s.vars[rank - 1];
+  std::vector<Var> rows(s.vars.rbegin() + 1, s.vars.rend());
+  Var row = fuseAll(s.stage, rows, "gemv_rows");
+  Var nb("gemv_nb"), nt("gemv_nt");
+  s.stage.split(n, nb, nt, kGemvColumns, TailStrategy::GuardWithIf)
+      .reorder(nt, nb, row)
+      .gpu_threads(nt)
+      .gpu_blocks(nb, row);
+  LoopLevel block(s.out, nb);
+
+  // partial(..., slice) sums k = ko * kGemvSlices + slice: per ko, the
+  // block's threads read kGemvSlices whole rows of its columns of B.
+  RVar ko("gemv_ko"), slice("gemv_slice");
+  Var lane("gemv_lane");
+  Func partial = s.acc.update()
+                     .split(RVar(s.k.x), ko, slice, kGemvSlices)
+                     .rfactor(slice, lane);
+  partial.compute_at(block).store_in(MemoryType::GPUShared).gpu_threads(n,
+                                                                      lane);
+  Stage update = partial.update();
+  update.reorder(ko, n, lane).gpu_threads(n, lane);
+  Expr steps = s.k.x.extent() / kGemvSlices;
+  if (const int64_t *k = Internal::as_const_int(Internal::simplify(steps));
+      k && *k % kGemvKUnroll == 0) {
+    RVar koo("gemv_koo"), koi("gemv_koi");
+    update.split(ko, koo, koi, kGemvKUnroll).unroll(koi);
+  }
+  // The slices' sum: a thread per column.
+  s.acc.compute_at(block).gpu_threads(n);
+  s.acc.update().reorder(slice, n).gpu_threads(n);
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,6 +28,15 @@ constexpr int kMatmulMicroN = 4;
 constexpr int kMatmulMicroM = 4;
 constexpr int kMatmulKUnroll = 4;
 
+/// GEMV (a matmul of at most a few result rows on a weight, as in a decode
+/// step): a block computes kGemvColumns columns of one result row with
+/// kGemvColumns x kGemvSlices threads; thread (c, s) sums the products of
+/// k = s, s + kGemvSlices, ... and the block adds the slices' partial sums.
+constexpr int kGemvColumns = 32;
+constexpr int kGemvSlices = 8;
+/// Steps of each slice's loop over K unrolled (independent loads in flight).
+constexpr int kGemvKUnroll = 4;
+
 /// Fused attention: keys per chunk of the online softmax on the GPU (the
 /// chunk's K^T, scores and weights live in shared memory).
 constexpr int kAttentionKeyChunk = 64;
@@ -48,6 +57,22 @@ struct MatmulStages {
 /// Block tiles and per-thread register micro-tiles (see GpuSchedules.cpp
 /// and docs/cuda.md).
 void scheduleMatmul(MatmulStages s);
+
+/// The Funcs of the GEMV variant (MatmulKernel.cpp): `stage` (the output
+/// `out` or its specialization for few rows) over axis-ordered `vars`
+/// (..., m, n) reads `acc`, an update over `k` (static K, a multiple of
+/// kGemvSlices) of products of A's row and B's rows at clamped columns.
+struct GemvStages {
+  Halide::Func out;
+  Halide::Stage stage;
+  Halide::Func acc;
+  Halide::RDom k;
+  std::vector<Halide::Var> vars;
+};
+
+/// A block per (kGemvColumns columns, result row); K split across the
+/// block's threads (see GpuSchedules.cpp and docs/cuda.md).
+void scheduleGemv(GemvStages s);
 
 /// A reduction along the innermost axis of each row: `out` over axis-ordered
 /// `vars` (the last is the reduced axis, of static length `rowLength` if

@@ -9,6 +9,7 @@ packages=(
   libcli11-dev libgtest-dev nlohmann-json3-dev
   libpcre2-dev libicu-dev pkg-config  # runtime/tokenizer: GPT-2 regex, Unicode normalization
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
+  pocl-opencl-icd ocl-icd-opencl-dev  # the GPU schedules run on the CPU (tests/lit/cuda/opencl-*.test)
 )
 missing=()
 for p in "${packages[@]}"; do

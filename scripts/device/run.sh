@@ -67,11 +67,12 @@ time)
   done < <(cases)
   ;;
 profile)
-  for spec in "bert-base encode 1 128 0" "bert-base encode 8 128 0" \
-    "gpt2-small prefill 1 128 0" "gpt2-small decode 1 1 128"; do
+  for spec in "gpt2-small decode 1 1 128" "bert-base encode 8 128 0" \
+    "gpt2-small prefill 1 128 0" "bert-base encode 1 128 0"; do
     set -- $spec
     echo "== ncu: $1 $2 batch $3 seq $4 past $5"
-    ncu --metrics gpu__time_duration.sum --csv --print-units base \
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+      --print-units base \
       $dev/bin/$1 --entry $2 --batch $3 --seq $4 --past $5 \
       >"$out/ncu-$1-$2-b$3.csv" || fails=$((fails + 1))
     python3 bench/device/ncu_summary.py "$out/ncu-$1-$2-b$3.csv"
