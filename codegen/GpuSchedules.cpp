@@ -131,8 +131,9 @@ void scheduleGemv(GemvStages s) {
   Func partial = s.acc.update()
                      .split(RVar(s.k.x), ko, slice, kGemvSlices)
                      .rfactor(slice, lane);
-  partial.compute_at(block).store_in(MemoryType::GPUShared).gpu_threads(n,
-                                                                      lane);
+  partial.compute_at(block)
+      .store_in(MemoryType::GPUShared)
+      .gpu_threads(n, lane);
   Stage update = partial.update();
   update.reorder(ko, n, lane).gpu_threads(n, lane);
   Expr steps = s.k.x.extent() / kGemvSlices;

@@ -353,9 +353,8 @@ Expr oneResultRow(Func out, int rank) {
 
 /// Schedules the GEMV variant on `stage` (the output `out` itself, or its
 /// specialization for few rows). See the file comment.
-void scheduleGemv(const KernelContext &ctx, Func out, Stage stage,
-                  GemvFuncs &g, const std::vector<Var> &vars,
-                  const GemvPlan &plan) {
+void scheduleGemv(const KernelContext &ctx, Func out, Stage stage, GemvFuncs &g,
+                  const std::vector<Var> &vars, const GemvPlan &plan) {
   if (ctx.gpu()) {
     gpu::scheduleGemv({out, stage, g.acc, g.k, vars});
     return;
