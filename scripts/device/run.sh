@@ -12,6 +12,9 @@
 #   peer     PyTorch CUDA, eager and torch.compile, same shapes
 #            (bench/device/torch_peer.py)
 #   peak     the GPU's fp32 FMA peak and copy bandwidth (bench/device/peak.cu)
+#   all      check, time, peak, peer and profile, each under its own timeout
+#            (about 5 minutes on an H200: one device call); the ncu CSVs go
+#            into $OUT/ncu.tgz, so that no more than 8 files come back
 # Results go to stdout and $OUT/MODE.txt (the device tool brings $OUT back).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -85,8 +88,18 @@ peak)
   nvcc -O3 -arch=native -o /tmp/tfc-peak bench/device/peak.cu &&
     /tmp/tfc-peak || fails=$((fails + 1))
   ;;
+all)
+  for spec in "check 150" "time 50" "peak 15" "peer 130" "profile 60"; do
+    set -- $spec
+    timeout "$2" bash "$root/scripts/device/run.sh" "$1" >/dev/null 2>&1 ||
+      { echo "FAILED or timed out: $1"; fails=$((fails + 1)); }
+    tail -n 1 "$out/$1.txt"
+  done
+  (cd "$out" && tar czf ncu.tgz ncu-*.csv && rm -f ncu-*.csv)
+  grep -h '^time\|^peer\|^peak' "$out/time.txt" "$out/peer.txt" "$out/peak.txt"
+  ;;
 *)
-  echo "run.sh: unknown mode '$mode' (check, time, profile, peer, peak)"
+  echo "run.sh: unknown mode '$mode' (check, time, profile, peer, peak, all)"
   exit 2
   ;;
 esac
