@@ -5,7 +5,7 @@
 #   check    every case of scripts/device/models.txt: the GPU result against
 #            tfc's CPU result (random weights) or the PyTorch reference
 #            (fixtures), max abs error <= 1e-4; then compute-sanitizer
-#            memcheck of BERT-base b1
+#            memcheck of BERT-base b1 and a GPT-2 decode step
 #   time     tfc's median/min/max ms per case (20 runs after 3 warm-ups)
 #   profile  per-kernel GPU times (ncu) of BERT-base b1 and b8, GPT-2
 #            prefill and one decode step
@@ -56,11 +56,17 @@ check)
   while read -r line; do
     run_case $line || { echo "FAILED: $line"; fails=$((fails + 1)); }
   done < <(cases)
-  echo "== compute-sanitizer memcheck, bert_base_b1"
-  compute-sanitizer --tool memcheck --error-exitcode 9 \
-    $dev/bin/bert-base --entry encode --batch 1 --seq 128 \
-    --reference $dev/refs/bert_base_b1.safetensors --label memcheck \
-    || { echo "FAILED: memcheck"; fails=$((fails + 1)); }
+  # The tiled linears, fused attention and row reductions (BERT-base b1),
+  # then the GEMV linears and the decode step's attention (GPT-2 decode).
+  for spec in "bert-base encode 1 128 0 bert_base_b1" \
+    "gpt2-small decode 1 1 128 gpt2_decode"; do
+    set -- $spec
+    echo "== compute-sanitizer memcheck, $6"
+    compute-sanitizer --tool memcheck --error-exitcode 9 \
+      $dev/bin/$1 --entry $2 --batch $3 --seq $4 --past $5 \
+      --reference $dev/refs/$6.safetensors --label "memcheck $6" \
+      || { echo "FAILED: memcheck $6"; fails=$((fails + 1)); }
+  done
   ;;
 time)
   while read -r line; do
