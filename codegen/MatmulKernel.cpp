@@ -215,8 +215,8 @@ std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
                                  std::optional<int64_t> staticK) {
   GemvPlan plan;
   if (ctx.gpu()) {
-    // Rows of B read across threads (panels, or [K, N]), K in whole steps
-    // of the threads' slices.
+    // Rows of B read across threads (panels, or [K, N]: never transposed),
+    // K in whole steps of the threads' slices.
     if (!staticK || *staticK % gpu::kGemvSlices != 0 ||
         b.elementType.isBF16() || (!packed && (transposeB || b.rank() != 2)))
       return std::nullopt;
@@ -303,7 +303,7 @@ GemvFuncs defineGemv(const KernelContext &ctx, const TensorInput &a,
     g.value = call(g.acc, even) + call(g.acc, odd);
     return g;
   }
-  if (!plan.transposeB || ctx.gpu()) {
+  if (!plan.transposeB) {
     g.k = RDom(0, kExtent, ctx.base + "_gk");
     define(g.acc, vars, 0.0f);
     aIdx.push_back(g.k);

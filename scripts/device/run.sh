@@ -29,7 +29,12 @@ fails=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 
 cases() { grep -v '^#' scripts/device/models.txt | grep -v '^ *$'; }
+# The line of models.txt for case $1.
+case_line() { cases | awk -v c="$1" '$1 == c'; }
 
+# run_case runs the case's runner under "${wrap[@]}" (a tool such as
+# compute-sanitizer or ncu, or nothing).
+wrap=()
 run_case() { # CASE TFM ENTRY (BATCH SEQ PAST | EXPECT) [runner args...]
   local case=$1 tfm=$2 entry=$3
   local bin=$dev/bin/$(basename "$tfm" .tfm)
@@ -41,12 +46,12 @@ run_case() { # CASE TFM ENTRY (BATCH SEQ PAST | EXPECT) [runner args...]
     local f=tests/fixtures/${case#fixture:}.safetensors expect=()
     [ "$4" != - ] && expect=(--expect "$4")
     shift 4
-    "$bin" --entry "$entry" --weights "$f" --inputs "$f" --reference "$f" \
-      "${expect[@]}" --label "$case" "$@"
+    "${wrap[@]}" "$bin" --entry "$entry" --weights "$f" --inputs "$f" \
+      --reference "$f" "${expect[@]}" --label "$case" "$@"
   else
     local a=$4 b=$5 c=$6
     shift 6
-    "$bin" --entry "$entry" --batch "$a" --seq "$b" --past "$c" \
+    "${wrap[@]}" "$bin" --entry "$entry" --batch "$a" --seq "$b" --past "$c" \
       --reference "$dev/refs/$case.safetensors" --label "$case" "$@"
   fi
 }
@@ -58,14 +63,11 @@ check)
   done < <(cases)
   # The tiled linears, fused attention and row reductions (BERT-base b1),
   # then the GEMV linears and the decode step's attention (GPT-2 decode).
-  for spec in "bert-base encode 1 128 0 bert_base_b1" \
-    "gpt2-small decode 1 1 128 gpt2_decode"; do
-    set -- $spec
-    echo "== compute-sanitizer memcheck, $6"
-    compute-sanitizer --tool memcheck --error-exitcode 9 \
-      $dev/bin/$1 --entry $2 --batch $3 --seq $4 --past $5 \
-      --reference $dev/refs/$6.safetensors --label "memcheck $6" \
-      || { echo "FAILED: memcheck $6"; fails=$((fails + 1)); }
+  wrap=(compute-sanitizer --tool memcheck --error-exitcode 9)
+  for case in bert_base_b1 gpt2_decode; do
+    echo "== compute-sanitizer memcheck, $case"
+    run_case $(case_line $case) ||
+      { echo "FAILED: memcheck $case"; fails=$((fails + 1)); }
   done
   ;;
 time)
@@ -76,15 +78,13 @@ time)
   done < <(cases)
   ;;
 profile)
-  for spec in "gpt2-small decode 1 1 128" "bert-base encode 8 128 0" \
-    "gpt2-small prefill 1 128 0" "bert-base encode 1 128 0"; do
-    set -- $spec
-    echo "== ncu: $1 $2 batch $3 seq $4 past $5"
-    ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-      --print-units base \
-      $dev/bin/$1 --entry $2 --batch $3 --seq $4 --past $5 \
-      >"$out/ncu-$1-$2-b$3.csv" || fails=$((fails + 1))
-    python3 bench/device/ncu_summary.py "$out/ncu-$1-$2-b$3.csv"
+  wrap=(ncu --clock-control none --metrics gpu__time_duration.sum --csv
+    --print-units base)
+  for case in gpt2_decode bert_base_b8 gpt2_prefill bert_base_b1; do
+    echo "== ncu: $(case_line $case)"
+    run_case $(case_line $case) >"$out/ncu-$case.csv" ||
+      fails=$((fails + 1))
+    python3 bench/device/ncu_summary.py "$out/ncu-$case.csv"
   done
   ;;
 peer)
