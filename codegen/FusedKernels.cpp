@@ -93,9 +93,11 @@ namespace tfc::codegen {
 
 namespace detail {
 // MatmulKernel.cpp.
+llvm::Expected<bool> packedWeight(const KernelContext &ctx,
+                                  std::optional<uint64_t> packedN);
 llvm::Expected<Func> buildMatmulWithEpilogue(
     KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
-    std::optional<int64_t> packedN,
+    bool packed,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue);
 } // namespace detail
@@ -145,10 +147,10 @@ llvm::Expected<Func> buildLinear(KernelContext &ctx, LinearOp op) {
     return activation(name, value);
   };
   bool longEpilogue = name != "none" && name != "relu";
-  std::optional<int64_t> packedN;
-  if (std::optional<uint64_t> n = op.getPackedN())
-    packedN = static_cast<int64_t>(*n);
-  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), packedN,
+  llvm::Expected<bool> packed = packedWeight(ctx, op.getPackedN());
+  if (!packed)
+    return packed.takeError();
+  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), *packed,
                                  epilogue, longEpilogue);
 }
 

@@ -142,7 +142,11 @@
 // BERT-base b1 ~14 % faster at 1 thread on Emerald Rapids (alternated),
 // and GPT-2's cold compile shorter: no unrolled tile to lower
 // (docs/benchmarks.md, session 13). The GEMV variant still serves up to
-// kGemvRows rows.
+// kGemvRows rows. The stage takes K as an argument, and the GEMV on panels
+// loops over K and one panel per task, so both serve a shape-generic copy
+// of the op (PlanOptions::genericPanelProducts: K, the panel count and N
+// read at run time), which one kernel compiles for all of a layer's
+// bias-only linears.
 //
 // GPU schedule (GpuSchedules.cpp): a block per result tile, a register
 // micro-tile per thread, A and B read through the L1 cache, the epilogue
@@ -206,8 +210,9 @@ struct GemvPlan {
   TailStrategy tailN = TailStrategy::ShiftInwards;
 };
 
-/// The GEMV plan for a CPU matmul whose B has rank 2 with static K and N,
-/// or none (then the tiled kernel serves every M).
+/// The GEMV plan for a matmul on panels, or on a rank-2 B with static K and
+/// N (on the GPU: a static K), or none (then the tiled kernel serves every
+/// M).
 std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
                                  bool transposeB, bool packed,
                                  TailStrategy tailN,
@@ -223,7 +228,9 @@ std::optional<GemvPlan> planGemv(const KernelContext &ctx, const TensorInput &b,
     plan.packed = packed;
     return plan;
   }
-  if (!staticN || !staticK)
+  // Panels: one task per panel, K a loop bound; both may be read at run
+  // time (a shape-generic kernel, plan/PlanBuilder.cpp).
+  if (!packed && (!staticN || !staticK))
     return std::nullopt;
   plan.transposeB = transposeB;
   if (packed) {
@@ -699,21 +706,29 @@ void scheduleTiledBf16(Func out, TiledFuncs &t, const std::vector<Var> &vars,
       .unroll(m);
 }
 
-/// Why `b` cannot be the column panels of `n` columns (tfc.pack_panels)
-/// of a matmul built for `ctx`, if it can't.
-llvm::Error checkPanels(const KernelContext &ctx, const TensorInput &b,
-                        int64_t n) {
+/// Why `b` cannot be the column panels (tfc.pack_panels) of the result's N
+/// columns of a matmul built for `ctx`, if it can't. f32 panels may have a
+/// dynamic K and panel count (a shape-generic kernel); then the kernel's
+/// bounds checks refuse panels that do not cover the result at run time.
+llvm::Error checkPanels(const KernelContext &ctx, const TensorInput &b) {
   bool bf16 = b.elementType.isBF16();
+  std::optional<int64_t> n = ctx.resultStaticExtent(ctx.resultRank() - 1);
+  bool generic = !bf16 && b.rank() == 3 && b.staticExtent(2) == kTileN;
   for (int axis = 0; axis < b.rank(); ++axis)
-    if (!b.staticExtent(axis))
-      return ctx.error("a packed rhs must have a static shape");
-  int64_t k = *b.staticExtent(1) * (bf16 ? 2 : 1);
-  std::vector<int64_t> shape(b.shape.begin(), b.shape.end());
-  llvm::SmallVector<int64_t> expected =
-      mlir::tfc::panelShape(k, n, b.elementType);
-  if (shape != std::vector<int64_t>(expected.begin(), expected.end()))
-    return ctx.error("the rhs is not a panel layout (tfc.pack_panels) of " +
-                     llvm::Twine(n) + " columns");
+    if (!b.staticExtent(axis) && !generic)
+      return ctx.error("a packed rhs must have a static shape (f32 panels: "
+                       "a static panel width)");
+  if (n && b.staticExtent(0) && b.staticExtent(1)) {
+    int64_t k = *b.staticExtent(1) * (bf16 ? 2 : 1);
+    std::vector<int64_t> shape(b.shape.begin(), b.shape.end());
+    llvm::SmallVector<int64_t> expected =
+        mlir::tfc::panelShape(k, *n, b.elementType);
+    if (shape != std::vector<int64_t>(expected.begin(), expected.end()))
+      return ctx.error("the rhs is not a panel layout (tfc.pack_panels) of " +
+                       llvm::Twine(*n) + " columns");
+  }
+  if (bf16 && !n)
+    return ctx.error("bf16 panels need a static N");
   if (bf16 && ctx.gpu())
     return ctx.error("bf16 weights (--dtype bf16) run on the CPU only");
   if (bf16 && !supportsBf16Products(ctx.target))
@@ -723,14 +738,15 @@ llvm::Error checkPanels(const KernelContext &ctx, const TensorInput &b,
   return llvm::Error::success();
 }
 
-/// Declares the strides of a static dense `b` (panels, which the prologue
-/// allocates), so that the kernel's offsets into it are constants and a
-/// stride-2 load of bf16 pairs is a dense load and a shuffle.
+/// Declares the strides of a dense `b` (panels, which the prologue
+/// allocates), so that the kernel's offsets into it are constants (or, past
+/// a dynamic extent, one product) and a stride-2 load of bf16 pairs is a
+/// dense load and a shuffle.
 void setDenseStrides(TensorInput &b) {
-  int stride = 1;
+  Expr stride = 1;
   for (int axis = b.rank() - 1; axis >= 0; --axis) {
     b.param.dim(b.hdim(axis)).set_stride(stride);
-    stride *= static_cast<int>(*b.staticExtent(axis));
+    stride = Internal::simplify(stride * b.extent(axis));
   }
 }
 
@@ -766,19 +782,20 @@ constexpr int kExternBlockM = 128;
 /// kernel's own tile.
 enum class ExternProduct { None, AmxBf16, PanelF32 };
 
-/// Which extern stage serves `a` x `b` (panels, K static), if the options
-/// allow one: A must have the result's rank and no batch dim it broadcasts;
-/// AMX needs K a multiple of the tiles' 32.
+/// Which extern stage serves `a` x `b` (panels), if the options allow one:
+/// A must have the result's rank and no batch dim it broadcasts; AMX needs a
+/// static K, a multiple of the tiles' 32 (the fp32 stage takes K at run
+/// time).
 ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
                             bool packed, bool bf16,
                             std::optional<int64_t> staticK) {
-  if (ctx.gpu() || !packed || !staticK || a.rank() != ctx.resultRank())
+  if (ctx.gpu() || !packed || a.rank() != ctx.resultRank())
     return ExternProduct::None;
   for (int axis = 0; axis < a.rank() - 2; ++axis)
     if (a.shape[axis] == 1 && ctx.resultType.getShape()[axis] != 1)
       return ExternProduct::None;
   if (bf16)
-    return ctx.options.amxTiles && *staticK % 32 == 0
+    return ctx.options.amxTiles && staticK && *staticK % 32 == 0
                ? ExternProduct::AmxBf16
                : ExternProduct::None;
   return ctx.options.f32PanelStage ? ExternProduct::PanelF32
@@ -787,15 +804,14 @@ ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
 
 /// The product as the extern stage `which` (AmxMatmul.h, PanelMatmul.h),
 /// over the result's axis-ordered `vars`, reading `apack`: A, dense, as the
-/// stage reads it (stored once per call: each block reads all of K).
+/// stage reads it (stored once per call: each block reads all of K). `k`
+/// and `n` as the stage takes them (constants, or read at run time).
 Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
                          Func apack, const TensorInput &b,
-                         const std::vector<Var> &vars, int64_t k, int64_t n) {
+                         const std::vector<Var> &vars, Expr k, Expr n) {
   bool amx = which == ExternProduct::AmxBf16;
   Func prod = ctx.func(amx ? "amx" : "panel");
-  std::vector<ExternFuncArgument> args = {apack, b.param,
-                                          Expr(static_cast<int>(k)),
-                                          Expr(static_cast<int>(n))};
+  std::vector<ExternFuncArgument> args = {apack, b.param, k, n};
   prod.define_extern(amx ? kAmxMatmulSymbol : kPanelMatmulSymbol, args,
                      Float(32), std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;
@@ -922,20 +938,18 @@ void scheduleSwappedFuncs(Func out, SwappedFuncs &s,
       .unroll(n);
 }
 /// Checks the ranks and element types of a matmul's operands, and B's
-/// panels (`packedN`) or bf16 layout.
+/// panels (`packed`) or bf16 layout.
 llvm::Error checkOperands(const KernelContext &ctx, const TensorInput &a,
-                          const TensorInput &b, bool transposeB,
-                          std::optional<int64_t> packedN) {
+                          const TensorInput &b, bool transposeB, bool packed) {
   int rank = ctx.resultRank();
   int ra = a.rank(), rb = b.rank();
-  bool packed = packedN.has_value();
   if (ra < 2 || rb < 2 || rank < 2 || ra > rank || (rb > rank && !packed))
     return ctx.error("operands must have rank >= 2");
   bool bf16 = b.elementType.isBF16();
   if (!a.elementType.isF32() || !(b.elementType.isF32() || bf16))
     return ctx.error("operands must be f32 (rhs: f32 or bf16)");
   if (packed)
-    return checkPanels(ctx, b, *packedN);
+    return checkPanels(ctx, b);
   if (bf16)
     return checkBf16Weight(ctx, b, transposeB);
   return llvm::Error::success();
@@ -955,10 +969,9 @@ Contraction constrainContraction(TensorInput &a, TensorInput &b, int bK,
                                  bool packed) {
   int aK = a.rank() - 1;
   std::optional<int64_t> aStaticK = a.staticExtent(aK);
-  std::optional<int64_t> bStaticK =
-      packed ? std::optional<int64_t>(*b.staticExtent(1) *
-                                      (b.elementType.isBF16() ? 2 : 1))
-             : b.staticExtent(bK);
+  std::optional<int64_t> bStaticK = b.staticExtent(bK);
+  if (packed && bStaticK && b.elementType.isBF16())
+    *bStaticK *= 2; // pairs of K
   Contraction c{Expr(), aStaticK ? aStaticK : bStaticK};
   c.extent = c.staticK ? Expr(static_cast<int>(*c.staticK))
                        : a.param.dim(a.hdim(aK)).extent();
@@ -1007,6 +1020,20 @@ Func defineB(const KernelContext &ctx, const TensorInput &b, const Var &n,
 } // namespace
 
 namespace detail {
+/// Whether B is in panels (`packed_n` given): N is the result's, and a
+/// `packed_n` that names another N is an error. A shape-generic copy of the
+/// op (plan/PlanBuilder.cpp) has a dynamic N, read at run time.
+llvm::Expected<bool> packedWeight(const KernelContext &ctx,
+                                  std::optional<uint64_t> packedN) {
+  if (!packedN)
+    return false;
+  std::optional<int64_t> n = ctx.resultStaticExtent(ctx.resultRank() - 1);
+  if (n && static_cast<uint64_t>(*n) != *packedN)
+    return ctx.error("packed_n = " + llvm::Twine(*packedN) +
+                     " but the result has " + llvm::Twine(*n) + " columns");
+  return true;
+}
+
 /// The matmul of `a` and `b` (see the file comment) with `epilogue` applied
 /// to every accumulated element (`epilogue(acc, vars)`, vars axis-ordered
 /// over the result; identity for tfc.matmul, bias + activation for
@@ -1015,19 +1042,19 @@ namespace detail {
 /// `longEpilogue`: the epilogue is more than a few instructions.
 llvm::Expected<Func> buildMatmulWithEpilogue(
     KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
-    std::optional<int64_t> packedN,
+    bool packed,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue) {
-  if (llvm::Error err = checkOperands(ctx, a, b, transposeB, packedN))
+  if (llvm::Error err = checkOperands(ctx, a, b, transposeB, packed))
     return std::move(err);
   int rank = ctx.resultRank();
   int rb = b.rank();
-  bool packed = packedN.has_value();
   bool bf16 = b.elementType.isBF16();
 
   std::vector<Var> vars = axisVars(rank);
   Var n = vars[rank - 1], m = vars[rank - 2];
-  int bK = transposeB ? rb - 1 : rb - 2;
+  // Panels hold K (bf16: its pairs) in their dim 1.
+  int bK = packed ? 1 : transposeB ? rb - 1 : rb - 2;
   int bN = transposeB ? rb - 2 : rb - 1;
 
   Contraction contraction = constrainContraction(a, b, bK, packed);
@@ -1077,9 +1104,11 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
 
   // bpack(batch..., k, n) = B[batch..., k, n]: B in [K, N] orientation.
   // Only a batched B has batch dims here: a weight's panel must not be a
-  // function of the batch, or it would be packed once per batch.
-  Expr nLast =
-      packed ? Expr(static_cast<int>(*packedN) - 1) : b.extent(bN) - 1;
+  // function of the batch, or it would be packed once per batch. Panels
+  // without a static N: their last column (zero padding past N).
+  Expr nLast = !packed   ? b.extent(bN) - 1
+               : staticN ? Expr(static_cast<int>(*staticN) - 1)
+                         : b.extent(0) * kTileN - 1;
   // (Panels have no batch indices: their rank is not the result's.)
   Func bpack = defineB(ctx, b, n, bHasBatch ? batchVars : std::vector<Var>(),
                        packed ? std::vector<Expr>() : batchIndices(b),
@@ -1125,8 +1154,8 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     tiled.apack =
         defineA(ctx, amx ? "amx_a" : "panel_a", a, vars, /*guardM=*/false,
                 /*rowsInner=*/false, amx ? BFloat(16) : Float(32));
-    tiled.prod = defineExternProduct(ctx, stage, tiled.apack, b, vars,
-                                     *staticK, *packedN);
+    tiled.prod = defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,
+                                     Internal::simplify(nLast + 1));
   } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
@@ -1275,11 +1304,11 @@ llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
   auto matmul = llvm::dyn_cast<mlir::tfc::MatmulOp>(ctx.op);
   if (!matmul)
     return ctx.error("not a matmul");
-  std::optional<int64_t> packedN;
-  if (std::optional<uint64_t> n = matmul.getPackedN())
-    packedN = static_cast<int64_t>(*n);
+  llvm::Expected<bool> packed = packedWeight(ctx, matmul.getPackedN());
+  if (!packed)
+    return packed.takeError();
   return buildMatmulWithEpilogue(
-      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(), packedN,
+      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(), *packed,
       [](Expr acc, const std::vector<Var> &) { return acc; },
       /*longEpilogue=*/false);
 }

@@ -39,8 +39,10 @@ bool hostHasF32PanelStage();
 
 /// The extern stage (see the file comment). `a`: the activations, f32
 /// [batch..., M, K] (Halide dims K, M, batch...; dim 0 dense); `b`: f32
-/// panels [ceil(N / 48), K, 48] (tfc.pack_panels), dense, zero past N; `k`,
-/// `n`: K and N; `out`: the block of the product to compute (dims N, M,
+/// panels [ceil(N / 48), K, 48] (tfc.pack_panels), dense, zero past N; `k`:
+/// K; `n`: N, or any count of columns in the last panel (the stage reads
+/// whole panels: a kernel that reads N at run time passes all the panels'
+/// columns); `out`: the block of the product to compute (dims N, M,
 /// batch..., any mins). Answers Halide's bounds queries. Returns 0, or
 /// non-zero after saying why through recordKernelRuntimeError (no AVX-512F
 /// in this process, a buffer it cannot read).

@@ -41,7 +41,13 @@ std::string kernelSignature(mlir::Operation *op) {
   if (!attrs.empty()) {
     os << '{';
     llvm::interleaveComma(attrs, os, [&](const auto &entry) {
-      os << entry.first << " = ";
+      os << entry.first;
+      // `packed_n` is the result's N, which its type holds: static, or
+      // dynamic in a shape-generic copy (plan/PlanBuilder.cpp) whose kernel
+      // reads N at run time and serves ops of several `packed_n`.
+      if (entry.first == "packed_n")
+        return;
+      os << " = ";
       entry.second.print(os);
     });
     os << '}';

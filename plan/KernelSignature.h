@@ -20,7 +20,8 @@ namespace tfc {
 /// name, those at their default value omitted, so that
 /// `{transpose_b = false}` and no attribute share a kernel), operand and
 /// result types; no location and no discardable attributes, so two layers'
-/// identical ops give the same string. E.g.
+/// identical ops give the same string. `packed_n` appears by name only: its
+/// value is the result's N, which the result type gives. E.g.
 /// `tfc.matmul{transpose_b = true}(tensor<?x12x?x64xf32>,
 /// tensor<?x12x?x64xf32>) -> tensor<?x12x?x?xf32>`.
 std::string kernelSignature(mlir::Operation *op);

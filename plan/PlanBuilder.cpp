@@ -142,6 +142,7 @@ struct ModuleState {
   llvm::DenseMap<Attribute, int32_t> constantByAttr;
   llvm::StringMap<int64_t> bounds;
   KernelSignatureFn signature;
+  PlanOptions options;
   /// The one-query-row kernel of each general attention kernel that has
   /// one, and the module that holds the ops they are compiled from.
   llvm::DenseMap<int32_t, int32_t> oneRowOf;
@@ -180,6 +181,29 @@ static Type dynamicBefore(Type type, int64_t keep) {
   return ranked.clone(shape);
 }
 
+/// `type` with the axes `dynamic` says so made dynamic.
+static Type withDynamicAxes(Type type,
+                            llvm::function_ref<bool(int64_t)> dynamic) {
+  auto ranked = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(ranked.getShape());
+  for (int64_t i = 0; i < ranked.getRank(); ++i)
+    if (dynamic(i))
+      shape[i] = ShapedType::kDynamic;
+  return ranked.clone(shape);
+}
+
+/// Whether `op` is an fp32 product on weight panels (`packed_n`).
+static bool isF32PanelProduct(Operation *op) {
+  std::optional<uint64_t> packed;
+  if (auto linear = dyn_cast<mlir::tfc::LinearOp>(op))
+    packed = linear.getPackedN();
+  else if (auto matmul = dyn_cast<mlir::tfc::MatmulOp>(op))
+    packed = matmul.getPackedN();
+  return packed && cast<RankedTensorType>(op->getOperand(1).getType())
+                       .getElementType()
+                       .isF32();
+}
+
 /// The operand and result types of a shape-generic copy of `op`: the
 /// extents its kernel reads at run time made dynamic, those the code
 /// generator schedules by kept (codegen/DataMovementKernels.cpp,
@@ -193,8 +217,12 @@ static Type dynamicBefore(Type type, int64_t keep) {
 ///    vectorized along it: only that extent is scheduled by (the head
 ///    split and merge of attention, [B, S, H, D] <-> [B, H, S, D]). One that
 ///    moves it is tiled when its extents are static, and keeps them.
+///  - With PlanOptions::genericPanelProducts, an fp32 product on weight
+///    panels reads K (the lhs's last axis, the panels' rows) and N (the
+///    result's last axis, the bias, the panel count) at run time: GPT-2's
+///    QKV, attention output and FFN down-projection share one kernel.
 static std::optional<std::pair<SmallVector<Type>, SmallVector<Type>>>
-genericTypes(Operation *op) {
+genericTypes(Operation *op, const PlanOptions &options) {
   std::pair<SmallVector<Type>, SmallVector<Type>> types;
   auto generalize = [&](int64_t operandKeep, int64_t resultKeep) {
     for (Type t : op->getOperandTypes())
@@ -215,13 +243,30 @@ genericTypes(Operation *op) {
     if (!perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1)
       return generalize(/*operandKeep=*/1, /*resultKeep=*/1);
   }
+  if (options.genericPanelProducts && isF32PanelProduct(op)) {
+    auto lastAxis = [](Type t) {
+      int64_t last = cast<RankedTensorType>(t).getRank() - 1;
+      return [last](int64_t axis) { return axis == last; };
+    };
+    // x [..., M, K], panels [P, K, 48], bias [N] -> [..., M, N].
+    Value x = op->getOperand(0), panels = op->getOperand(1);
+    types.first.push_back(withDynamicAxes(x.getType(), lastAxis(x.getType())));
+    types.first.push_back(withDynamicAxes(
+        panels.getType(), [](int64_t axis) { return axis < 2; }));
+    for (Value bias : op->getOperands().drop_front(2))
+      types.first.push_back(
+          withDynamicAxes(bias.getType(), [](int64_t) { return true; }));
+    for (Type t : op->getResultTypes())
+      types.second.push_back(withDynamicAxes(t, lastAxis(t)));
+    return types;
+  }
   return std::nullopt;
 }
 
 int32_t ModuleState::kernelOf(Operation *op,
                               mlir::tfc::KernelFamilyOpInterface family) {
   Operation *generic = nullptr;
-  if (auto types = genericTypes(op))
+  if (auto types = genericTypes(op, options))
     op = generic = copyWithTypes(op, types->first, types->second);
   std::string key = signature(op);
   auto [it, inserted] = kernelBySignature.try_emplace(
@@ -1068,10 +1113,11 @@ llvm::Error EntryBuilder::build() {
 // Entry point
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<BuiltPlan> buildPlan(ModuleOp module,
+llvm::Expected<BuiltPlan> buildPlan(ModuleOp module, const PlanOptions &options,
                                     KernelSignatureFn signature) {
   ModuleState state;
   state.signature = signature;
+  state.options = options;
   if (auto model = module->getAttrOfType<StringAttr>("tfc.model"))
     state.plan.modelName = model.getValue().str();
   if (auto bounds = module->getAttrOfType<DictionaryAttr>("tfc.dim_bounds"))

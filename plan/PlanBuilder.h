@@ -55,6 +55,18 @@ struct BuiltPlan {
 /// caches use too; tests pass others.
 using KernelSignatureFn = llvm::function_ref<std::string(mlir::Operation *)>;
 
+/// What the kernels a Plan names can do, where it decides which ops share one.
+struct PlanOptions {
+  /// fp32 products on weight panels (tfc.linear and tfc.matmul with
+  /// `packed_n`) may read K and N at run time, so that the linears of a
+  /// layer that differ only in them share one kernel: for kernels whose
+  /// product runs in the fp32 panel stage, which takes K and N as arguments
+  /// (codegen::KernelOptions::f32PanelStage; in this process only). AOT
+  /// libraries, emitted sources and GPU kernels keep static shapes: their
+  /// tiles and GEMVs are scheduled by them.
+  bool genericPanelProducts = false;
+};
+
 /// Builds the Plan of every public func.func with a body in `module`, which
 /// it only reads (the IR it plans is the IR the passes produced). Fails, with
 /// the op's .tfm location in the message, for IR it cannot plan: non-tfc
@@ -62,7 +74,8 @@ using KernelSignatureFn = llvm::function_ref<std::string(mlir::Operation *)>;
 /// symbolic shapes that disagree with the IR's static dims or with a
 /// result's declared `tfc.dims`, broadcasts of two different symbolic dims.
 llvm::Expected<BuiltPlan>
-buildPlan(mlir::ModuleOp module, KernelSignatureFn signature = kernelSignature);
+buildPlan(mlir::ModuleOp module, const PlanOptions &options = {},
+          KernelSignatureFn signature = kernelSignature);
 
 /// "file:line:col" of the innermost FileLineColLoc in `loc` (through
 /// call-site callees, names and fusions) that is in a real file: an op of

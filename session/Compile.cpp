@@ -116,8 +116,11 @@ llvm::Error session::advance(CompiledModel &model,
     model.stage = Stage::Optimized;
   }
   if (model.stage < Stage::Planned && last >= Stage::Planned) {
+    PlanOptions planOptions;
+    planOptions.genericPanelProducts =
+        options.hostKernels && codegen::hostKernelOptions().f32PanelStage;
     llvm::Expected<BuiltPlan> built =
-        buildPlan(*model.session->model.module);
+        buildPlan(*model.session->model.module, planOptions);
     if (!built)
       return built.takeError();
     model.built = std::move(*built);
@@ -131,7 +134,9 @@ llvm::Expected<CompiledModel> session::plan(const CompileOptions &options) {
   if (options.pipeline.bf16Weights)
     if (llvm::Error err = codegen::checkBf16Products(codegen::hostTarget()))
       return std::move(err);
-  llvm::Expected<CompiledModel> model = openUpTo(options, Stage::Planned);
+  CompileOptions host = options;
+  host.hostKernels = true;
+  llvm::Expected<CompiledModel> model = openUpTo(host, Stage::Planned);
   if (!model)
     return model.takeError();
   for (const std::string &name : options.entries)

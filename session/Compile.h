@@ -81,6 +81,10 @@ struct CompileOptions {
   /// compiles it then. GPT-2 small's forward calls none of its 6. Off where
   /// views are not bound (--no-strided-views).
   bool deferViewKernels = true;
+  /// The kernels are for this process (codegen::hostKernelOptions): the plan
+  /// may share kernels that only those options build (PlanOptions). plan()
+  /// sets it; AOT libraries, emitted sources and GPU kernels leave it off.
+  bool hostKernels = false;
   /// Keep where each kernel's compile time went in CompileStats::report.
   bool report = false;
   /// Called when `done` of the `count` kernels being fetched are ready
@@ -148,8 +152,8 @@ llvm::Expected<CompiledModel> openUpTo(const CompileOptions &options,
 llvm::Error advance(CompiledModel &model, const CompileOptions &options,
                     Stage last);
 
-/// openUpTo(Stage::Planned), after checking that the host can run what is
-/// asked (bf16 products) and that `options.entries` exist.
+/// openUpTo(Stage::Planned) with hostKernels, after checking that the host
+/// can run what is asked (bf16 products) and that `options.entries` exist.
 llvm::Expected<CompiledModel> plan(const CompileOptions &options);
 
 /// Compiles the kernels that `options.entries` need.

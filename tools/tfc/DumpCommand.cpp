@@ -124,15 +124,18 @@ bool ptxToFolder(const DumpOptions &options) {
          llvm::sys::fs::is_directory(options.output);
 }
 
+/// The schedules the kernel stages show (PTX exists only for CUDA's).
+session::KernelTarget kernelTarget(const DumpOptions &options) {
+  return options.target == "cuda" || options.emit == "ptx"
+             ? session::KernelTarget::Cuda
+             : session::KernelTarget::Host;
+}
+
 /// One section per kernel; stmt-html writes files instead.
 int dumpKernels(const DumpOptions &options, const CompiledModel &model,
                 llvm::raw_ostream &os) {
   const rt::Plan &plan = model.plan();
-  // PTX exists only for the CUDA schedules.
-  session::KernelTarget target =
-      options.target == "cuda" || options.emit == "ptx"
-          ? session::KernelTarget::Cuda
-          : session::KernelTarget::Host;
+  session::KernelTarget target = kernelTarget(options);
   session::KernelText what = *emitStage(options.emit).kernel;
 
   bool html = options.emit == "stmt-html";
@@ -241,6 +244,8 @@ int runDump(const DumpOptions &options) {
   session::CompileOptions compile = compileOptions(options.model);
   if (options.fusionReport)
     compile.fusionReport = &report;
+  // Host kernels as `tfc run` plans and compiles them.
+  compile.hostKernels = kernelTarget(options) == session::KernelTarget::Host;
   std::optional<CompiledModel> model = openToStage(compile, stage);
   if (!model)
     return 1;

@@ -168,9 +168,10 @@ codegen::KernelCache &noExternCache() {
   return *c;
 }
 
-ParsedOp parseOp(const std::string &ir) {
+ParsedOp parseOp(const std::string &ir, bool verify) {
   ParsedOp parsed;
-  parsed.module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context());
+  parsed.module = mlir::parseSourceString<mlir::ModuleOp>(
+      ir, mlir::ParserConfig(&context(), verify));
   if (!parsed.module) {
     ADD_FAILURE() << "IR does not parse:\n" << ir;
     return parsed;
@@ -192,8 +193,9 @@ std::string singleOpFunc(const std::string &args, const std::string &opText,
 }
 
 Tensor runOp(const std::string &ir, std::vector<Tensor> inputs, DT resultType,
-             const Shape &resultShape, codegen::KernelCache *with) {
-  ParsedOp parsed = parseOp(ir);
+             const Shape &resultShape, codegen::KernelCache *with,
+             bool verify) {
+  ParsedOp parsed = parseOp(ir, verify);
   if (!parsed.op)
     return Tensor();
   llvm::Expected<const codegen::CompiledKernel &> kernel =

@@ -65,8 +65,10 @@ struct ParsedOp {
 };
 
 /// Parses `ir` (a module body: func.func definitions) and finds the first
-/// op of the tfc dialect. Fails the test if the IR does not parse.
-ParsedOp parseOp(const std::string &ir);
+/// op of the tfc dialect. Fails the test if the IR does not parse (or, with
+/// `verify`, does not verify: the planner's shape-generic copies of ops,
+/// which only the code generator reads, need not).
+ParsedOp parseOp(const std::string &ir, bool verify = true);
 
 /// `%r = <opText>` in a function of `args` ("%a: tensor<?x4xf32>, ...")
 /// returning `resultType`.
@@ -77,7 +79,8 @@ std::string singleOpFunc(const std::string &args, const std::string &opText,
 /// `inputs` into a fresh tensor of `resultShape`/`resultType`, and returns
 /// it. Fails the test (and returns an empty tensor) on any error.
 Tensor runOp(const std::string &ir, std::vector<Tensor> inputs, DT resultType,
-             const Shape &resultShape, codegen::KernelCache *with = nullptr);
+             const Shape &resultShape, codegen::KernelCache *with = nullptr,
+             bool verify = true);
 
 /// Element-wise comparison: |out - ref| <= atol + rtol * |ref| everywhere
 /// (NaN equal to NaN). Reports the first few mismatches.

@@ -374,13 +374,16 @@ INSTANTIATE_TEST_SUITE_P(
 /// Weights in column panels (tfc.pack_panels, then a product with
 /// `packed_n`): the pack kernel lays out a [K, N] or [N, K] (transpose_b)
 /// weight, f32 or bf16, and the tiled, bf16 and GEMV kernels read it; N
-/// tails (a padded last panel), dynamic rows and batches.
+/// tails (a padded last panel), dynamic rows and batches. `generic`: the
+/// product as the planner's shape-generic copy (PlanOptions::
+/// genericPanelProducts), whose K, panel count and N are read at run time.
 struct PanelCase {
   const char *name;
   std::string a; // IR dims of A, e.g. "?x?x64"
   Shape aShape;
   int64_t k, n;
   bool transposeB, bf16, linear;
+  bool generic = false;
 };
 
 void PrintTo(const PanelCase &c, std::ostream *os) { *os << c.name; }
@@ -430,16 +433,18 @@ TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
 
   Shape rShape = c.aShape;
   rShape.back() = c.n;
-  std::string at = "tensor<" + c.a + "xf32>";
   std::string rDims = c.a.substr(0, c.a.rfind('x') + 1);
-  std::string rt = "tensor<" + rDims + std::to_string(c.n) + "xf32>";
+  std::string at = "tensor<" + (c.generic ? rDims + "?" : c.a) + "xf32>";
+  std::string rt =
+      "tensor<" + rDims + (c.generic ? "?" : std::to_string(c.n)) + "xf32>";
+  std::string productPt = c.generic ? "tensor<?x?x48xf32>" : pt;
   std::string op = c.linear ? "tfc.linear" : "tfc.matmul";
   std::string attrs =
       "{packed_n = " + std::to_string(c.n) + " : i64" +
       (c.linear ? std::string(", activation = \"relu\"") : "") + "}";
-  std::string ir = singleOpFunc("%a: " + at + ", %p: " + pt,
+  std::string ir = singleOpFunc("%a: " + at + ", %p: " + productPt,
                                 op + " %a, %p " + attrs + " : (" + at + ", " +
-                                    pt + ") -> " + rt,
+                                    productPt + ") -> " + rt,
                                 rt);
   int rank = static_cast<int>(rShape.size());
   auto expected = [&](const Index &i) {
@@ -452,14 +457,16 @@ TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
     }
     return c.linear ? std::max(sum, 0.0) : sum;
   };
-  expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape), expected, 1e-5,
-              1e-4);
+  bool verify = !c.generic;
+  expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape, nullptr, verify),
+              expected, 1e-5, 1e-4);
   // Where the process uses an extern stage (AMX tiles for bf16, K a multiple
   // of 32; the fp32 panel stage), the Halide kernel too.
   const tfc::codegen::KernelOptions &host = cache().kernelOptions();
   if (c.bf16 ? host.amxTiles : host.f32PanelStage)
-    expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape, &noExternCache()),
-                expected, 1e-5, 1e-4);
+    expectClose(
+        runOp(ir, {aF32, packed}, DT::F32, rShape, &noExternCache(), verify),
+        expected, 1e-5, 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -522,6 +529,37 @@ INSTANTIATE_TEST_SUITE_P(
                   true, true},
         PanelCase{"Bf16ExactBlocks", "128x96", {128, 96}, 96, 192, true, true,
                   false}),
+    [](const ::testing::TestParamInfo<PanelCase> &info) {
+      return std::string(info.param.name);
+    });
+
+// Shape-generic (K, panels and N at run time): the stage's blocks with row
+// and column tails; the GEMV on 6 rows and on one; a long odd K with a batch.
+INSTANTIATE_TEST_SUITE_P(
+    GenericShapes, MatmulPanelTest,
+    ::testing::Values(
+        PanelCase{
+            "Tails", "?x100", {37, 100}, 100, 70, false, false, true, true},
+        PanelCase{
+            "GemvRows", "?x?x64", {2, 3, 64}, 64, 100, true, false, true, true},
+        PanelCase{"GemvSingleRow",
+                  "?x?x64",
+                  {1, 1, 64},
+                  64,
+                  150,
+                  false,
+                  false,
+                  false,
+                  true},
+        PanelCase{"LongOddK",
+                  "?x?x1102",
+                  {2, 13, 1102},
+                  1102,
+                  250,
+                  true,
+                  false,
+                  true,
+                  true}),
     [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
     });
@@ -629,6 +667,32 @@ TEST(MatmulKernelTest, F32PanelStageRefusesBadBuffers) {
   EXPECT_NE(tfc_panel_matmul_f32(a16.raw(), p40.raw(), 40, 48, out.raw()), 0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("expects f32"), std::string::npos) << why;
+}
+
+/// A shape-generic product on panels (K, panel count and N read at run
+/// time) refuses, with a reason, panels of another K than A's and too few
+/// panels for the result's columns, rather than reading past them.
+TEST(MatmulKernelTest, GenericPanelProductRefusesMismatchedPanels) {
+  std::string ir = singleOpFunc(
+      "%a: tensor<?x?xf32>, %p: tensor<?x?x48xf32>",
+      "tfc.linear %a, %p {packed_n = 96 : i64} : (tensor<?x?xf32>, "
+      "tensor<?x?x48xf32>) -> tensor<?x?xf32>",
+      "tensor<?x?xf32>");
+  ParsedOp parsed = parseOp(ir, /*verify=*/false);
+  for (tfc::codegen::KernelCache *with : {&cache(), &noExternCache()}) {
+    auto kernel = with->getOrCompile(parsed.op);
+    ASSERT_TRUE(static_cast<bool>(kernel))
+        << llvm::toString(kernel.takeError());
+    for (int64_t rows : {1, 20}) { // the GEMV, the tiles or the stage
+      Tensor a(DT::F32, {rows, 64}), otherK(DT::F32, {2, 32, 48}),
+          onePanel(DT::F32, {1, 64, 48}), out(DT::F32, {rows, 96});
+      for (Tensor *p : {&otherK, &onePanel}) {
+        void *args[] = {a.raw(), p->raw(), out.raw()};
+        EXPECT_NE(kernel->fn(args), 0) << rows << " rows";
+        EXPECT_NE(tfc::codegen::takeKernelRuntimeError(), "");
+      }
+    }
+  }
 }
 
 TEST(MatmulKernelTest, RefusesMismatchedContraction) {

@@ -538,6 +538,68 @@ TEST_F(PlanBuilderTest, ShapeGenericKernelsAreShared) {
   EXPECT_EQ(typeOf(f, f.steps[3].outputs[0]), "f32[16, 3072, 48]");
 }
 
+// With PlanOptions::genericPanelProducts (kernels in this process, whose
+// fp32 products on panels take K and N at run time), fp32 linears on panels
+// that differ only in K and N share one kernel; an activation, bf16 panels
+// and the default options keep their own.
+TEST_F(PlanBuilderTest, PanelProductsShareAKernelWhereAsked) {
+  auto module = parse(R"mlir(
+    module {
+      func.func @f(%x: tensor<?x?x768xf32>, %h: tensor<?x?x3072xf32>,
+                   %p1: tensor<48x768x48xf32>, %b1: tensor<2304xf32>,
+                   %p2: tensor<16x768x48xf32>, %b2: tensor<768xf32>,
+                   %p3: tensor<16x3072x48xf32>,
+                   %p4: tensor<16x384x48x2xbf16>)
+          -> (tensor<?x?x2304xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>,
+              tensor<?x?x768xf32>, tensor<?x?x768xf32>) {
+        %q = tfc.linear %x, %p1, %b1 {packed_n = 2304 : i64} : (tensor<?x?x768xf32>, tensor<48x768x48xf32>, tensor<2304xf32>) -> tensor<?x?x2304xf32>
+        %o = tfc.linear %x, %p2, %b2 {packed_n = 768 : i64} : (tensor<?x?x768xf32>, tensor<16x768x48xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+        %d = tfc.linear %h, %p3, %b2 {packed_n = 768 : i64} : (tensor<?x?x3072xf32>, tensor<16x3072x48xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+        %g = tfc.linear %x, %p2, %b2 {packed_n = 768 : i64, activation = "gelu"} : (tensor<?x?x768xf32>, tensor<16x768x48xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+        %e = tfc.linear %x, %p4, %b2 {packed_n = 768 : i64} : (tensor<?x?x768xf32>, tensor<16x384x48x2xbf16>, tensor<768xf32>) -> tensor<?x?x768xf32>
+        return %q, %o, %d, %g, %e : tensor<?x?x2304xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(module);
+  PlanOptions options;
+  options.genericPanelProducts = true;
+  llvm::Expected<BuiltPlan> generic = buildPlan(*module, options);
+  ASSERT_TRUE(static_cast<bool>(generic))
+      << llvm::toString(generic.takeError());
+  const PlanEntry &f = entry(*generic, "f");
+  ASSERT_EQ(f.steps.size(), 5u);
+  auto signatureOf = [](const BuiltPlan &built, size_t step) {
+    const rt::PlanStep &s = built.plan.entries.front().steps[step];
+    return built.plan.kernels[static_cast<size_t>(s.kernel)].signature;
+  };
+  EXPECT_EQ(generic->plan.kernels.size(), 3u);
+  EXPECT_EQ(f.steps[0].kernel, f.steps[1].kernel);
+  EXPECT_EQ(f.steps[0].kernel, f.steps[2].kernel);
+  EXPECT_EQ(signatureOf(*generic, 0),
+            "tfc.linear{packed_n}(tensor<?x?x?xf32>, tensor<?x?x48xf32>, "
+            "tensor<?xf32>) -> tensor<?x?x?xf32>");
+  EXPECT_EQ(signatureOf(*generic, 3),
+            "tfc.linear{activation = \"gelu\", packed_n}(tensor<?x?x?xf32>, "
+            "tensor<?x?x48xf32>, tensor<?xf32>) -> tensor<?x?x?xf32>");
+  EXPECT_EQ(signatureOf(*generic, 4),
+            "tfc.linear{packed_n}(tensor<?x?x768xf32>, "
+            "tensor<16x384x48x2xbf16>, tensor<768xf32>) -> "
+            "tensor<?x?x768xf32>");
+  for (size_t i = 0; i < generic->kernelOps.size(); ++i)
+    EXPECT_EQ(kernelSignature(generic->kernelOps[i]),
+              generic->plan.kernels[i].signature);
+  // The steps keep their static shapes.
+  EXPECT_EQ(typeOf(f, f.steps[0].outputs[0]), "f32[arg0.0, arg0.1, 2304]");
+
+  // By default (AOT libraries, emitted sources, GPU kernels) every shape
+  // keeps its own kernel.
+  BuiltPlan fixed = build(*module);
+  EXPECT_EQ(fixed.plan.kernels.size(), 5u);
+  EXPECT_EQ(signatureOf(fixed, 1),
+            "tfc.linear{packed_n}(tensor<?x?x768xf32>, "
+            "tensor<16x768x48xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>");
+}
+
 TEST_F(PlanBuilderTest, CustomSignatureDecidesSharing) {
   auto module = parse(R"mlir(
     module {
@@ -553,7 +615,7 @@ TEST_F(PlanBuilderTest, CustomSignatureDecidesSharing) {
   BuiltPlan byType = build(*module);
   EXPECT_EQ(byType.plan.kernels.size(), 3u);
   llvm::Expected<BuiltPlan> byName =
-      buildPlan(*module, [](mlir::Operation *op) {
+      buildPlan(*module, {}, [](mlir::Operation *op) {
         return op->getName().getStringRef().str();
       });
   ASSERT_TRUE(static_cast<bool>(byName));
