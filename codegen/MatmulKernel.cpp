@@ -145,8 +145,8 @@
 // kGemvRows rows. The stage takes K as an argument, and the GEMV on panels
 // loops over K and one panel per task, so both serve a shape-generic copy
 // of the op (PlanOptions::genericPanelProducts: K, the panel count and N
-// read at run time), which one kernel compiles for all of a layer's
-// bias-only linears.
+// read at run time), so that a layer's linears that differ only in K and N
+// share one kernel.
 //
 // GPU schedule (GpuSchedules.cpp): a block per result tile, a register
 // micro-tile per thread, A and B read through the L1 cache, the epilogue

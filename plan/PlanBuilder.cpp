@@ -172,15 +172,6 @@ static std::string kernelName(size_t index, llvm::StringRef opName) {
   return name;
 }
 
-/// `type` with axes [0, keep) dynamic.
-static Type dynamicBefore(Type type, int64_t keep) {
-  auto ranked = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape(ranked.getShape());
-  for (int64_t i = 0; i < std::min<int64_t>(keep, ranked.getRank()); ++i)
-    shape[i] = ShapedType::kDynamic;
-  return ranked.clone(shape);
-}
-
 /// `type` with the axes `dynamic` says so made dynamic.
 static Type withDynamicAxes(Type type,
                             llvm::function_ref<bool(int64_t)> dynamic) {
@@ -190,6 +181,11 @@ static Type withDynamicAxes(Type type,
     if (dynamic(i))
       shape[i] = ShapedType::kDynamic;
   return ranked.clone(shape);
+}
+
+/// `type` with axes [0, keep) dynamic.
+static Type dynamicBefore(Type type, int64_t keep) {
+  return withDynamicAxes(type, [keep](int64_t axis) { return axis < keep; });
 }
 
 /// Whether `op` is an fp32 product on weight panels (`packed_n`).
@@ -202,6 +198,27 @@ static bool isF32PanelProduct(Operation *op) {
   return packed && cast<RankedTensorType>(op->getOperand(1).getType())
                        .getElementType()
                        .isF32();
+}
+
+/// The types of a shape-generic copy of an fp32 product on panels: x
+/// [..., M, K], panels [P, K, 48] and bias [N] -> [..., M, N] with K, P and
+/// N dynamic.
+static std::pair<SmallVector<Type>, SmallVector<Type>>
+panelProductTypes(Operation *op) {
+  auto lastAxis = [](Type t) {
+    int64_t last = cast<RankedTensorType>(t).getRank() - 1;
+    return withDynamicAxes(t, [last](int64_t axis) { return axis == last; });
+  };
+  std::pair<SmallVector<Type>, SmallVector<Type>> types;
+  types.first.push_back(lastAxis(op->getOperand(0).getType()));
+  types.first.push_back(withDynamicAxes(op->getOperand(1).getType(),
+                                        [](int64_t axis) { return axis < 2; }));
+  for (Value bias : op->getOperands().drop_front(2))
+    types.first.push_back(
+        withDynamicAxes(bias.getType(), [](int64_t) { return true; }));
+  for (Type t : op->getResultTypes())
+    types.second.push_back(lastAxis(t));
+  return types;
 }
 
 /// The operand and result types of a shape-generic copy of `op`: the
@@ -243,23 +260,8 @@ genericTypes(Operation *op, const PlanOptions &options) {
     if (!perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1)
       return generalize(/*operandKeep=*/1, /*resultKeep=*/1);
   }
-  if (options.genericPanelProducts && isF32PanelProduct(op)) {
-    auto lastAxis = [](Type t) {
-      int64_t last = cast<RankedTensorType>(t).getRank() - 1;
-      return [last](int64_t axis) { return axis == last; };
-    };
-    // x [..., M, K], panels [P, K, 48], bias [N] -> [..., M, N].
-    Value x = op->getOperand(0), panels = op->getOperand(1);
-    types.first.push_back(withDynamicAxes(x.getType(), lastAxis(x.getType())));
-    types.first.push_back(withDynamicAxes(
-        panels.getType(), [](int64_t axis) { return axis < 2; }));
-    for (Value bias : op->getOperands().drop_front(2))
-      types.first.push_back(
-          withDynamicAxes(bias.getType(), [](int64_t) { return true; }));
-    for (Type t : op->getResultTypes())
-      types.second.push_back(withDynamicAxes(t, lastAxis(t)));
-    return types;
-  }
+  if (options.genericPanelProducts && isF32PanelProduct(op))
+    return panelProductTypes(op);
   return std::nullopt;
 }
 
