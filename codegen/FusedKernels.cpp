@@ -93,11 +93,9 @@ namespace tfc::codegen {
 
 namespace detail {
 // MatmulKernel.cpp.
-llvm::Expected<bool> packedWeight(const KernelContext &ctx,
-                                  std::optional<uint64_t> packedN);
 llvm::Expected<Func> buildMatmulWithEpilogue(
     KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
-    bool packed,
+    std::optional<uint64_t> packedN,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue);
 } // namespace detail
@@ -147,10 +145,7 @@ llvm::Expected<Func> buildLinear(KernelContext &ctx, LinearOp op) {
     return activation(name, value);
   };
   bool longEpilogue = name != "none" && name != "relu";
-  llvm::Expected<bool> packed = packedWeight(ctx, op.getPackedN());
-  if (!packed)
-    return packed.takeError();
-  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), *packed,
+  return buildMatmulWithEpilogue(ctx, x, w, op.getTransposeB(), op.getPackedN(),
                                  epilogue, longEpilogue);
 }
 

@@ -1017,9 +1017,7 @@ Func defineB(const KernelContext &ctx, const TensorInput &b, const Var &n,
   define(bpack, batchVars, cast<float>(value));
   return bpack;
 }
-} // namespace
 
-namespace detail {
 /// Whether B is in panels (`packed_n` given): N is the result's, and a
 /// `packed_n` that names another N is an error. A shape-generic copy of the
 /// op (plan/PlanBuilder.cpp) has a dynamic N, read at run time.
@@ -1033,7 +1031,9 @@ llvm::Expected<bool> packedWeight(const KernelContext &ctx,
                      " but the result has " + llvm::Twine(*n) + " columns");
   return true;
 }
+} // namespace
 
+namespace detail {
 /// The matmul of `a` and `b` (see the file comment) with `epilogue` applied
 /// to every accumulated element (`epilogue(acc, vars)`, vars axis-ordered
 /// over the result; identity for tfc.matmul, bias + activation for
@@ -1042,9 +1042,13 @@ llvm::Expected<bool> packedWeight(const KernelContext &ctx,
 /// `longEpilogue`: the epilogue is more than a few instructions.
 llvm::Expected<Func> buildMatmulWithEpilogue(
     KernelContext &ctx, TensorInput &a, TensorInput &b, bool transposeB,
-    bool packed,
+    std::optional<uint64_t> packedN,
     const std::function<Expr(Expr, const std::vector<Var> &)> &epilogue,
     bool longEpilogue) {
+  llvm::Expected<bool> isPacked = packedWeight(ctx, packedN);
+  if (!isPacked)
+    return isPacked.takeError();
+  bool packed = *isPacked;
   if (llvm::Error err = checkOperands(ctx, a, b, transposeB, packed))
     return std::move(err);
   int rank = ctx.resultRank();
@@ -1304,11 +1308,9 @@ llvm::Expected<Func> buildMatmul(KernelContext &ctx) {
   auto matmul = llvm::dyn_cast<mlir::tfc::MatmulOp>(ctx.op);
   if (!matmul)
     return ctx.error("not a matmul");
-  llvm::Expected<bool> packed = packedWeight(ctx, matmul.getPackedN());
-  if (!packed)
-    return packed.takeError();
   return buildMatmulWithEpilogue(
-      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(), *packed,
+      ctx, ctx.inputs[0], ctx.inputs[1], matmul.getTransposeB(),
+      matmul.getPackedN(),
       [](Expr acc, const std::vector<Var> &) { return acc; },
       /*longEpilogue=*/false);
 }
