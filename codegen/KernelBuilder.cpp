@@ -184,6 +184,13 @@ Halide::Target hostTarget() {
 }
 
 namespace {
+/// The custom lowering passes every kernel for `target` has (buildKernel):
+/// on the CPU, the one that lets bf16 products emit vdpbf16ps.
+void addKernelLoweringPasses(Pipeline &pipeline, const Target &target) {
+  if (!target.has_gpu_feature())
+    addBf16DotProductLowering(pipeline);
+}
+
 /// Drops the asserts that check what the executor guarantees of every
 /// buffer it passes (InProcessLowering): the argument and its memory
 /// exist, the element type and rank are the plan's, no extent is negative.
@@ -219,9 +226,12 @@ InProcessLowering::InProcessLowering(Kernel &kernel)
 
 InProcessLowering::~InProcessLowering() {
   // The pipeline is shared with the kernel, which may still be compiled
-  // for AOT (CompiledKernel::kernel); no kernel adds passes of its own.
-  if (cpu)
-    pipeline.clear_custom_lowering_passes();
+  // for AOT (CompiledKernel::kernel). Halide clears passes only all at
+  // once: the kernel's own are added again.
+  if (!cpu)
+    return;
+  pipeline.clear_custom_lowering_passes();
+  addKernelLoweringPasses(pipeline, loweredFor);
 }
 
 bool supportsBf16Products(const Halide::Target &target) {
@@ -410,8 +420,7 @@ llvm::Expected<Kernel> buildKernel(mlir::Operation *op,
 
     kernel.output = *out;
     kernel.pipeline = Pipeline(*out);
-    if (!target.has_gpu_feature())
-      addBf16DotProductLowering(kernel.pipeline);
+    addKernelLoweringPasses(kernel.pipeline, target);
     for (TensorInput &in : ctx.inputs) {
       kernel.inputs.push_back(in.param);
       kernel.arguments.push_back(in.param);

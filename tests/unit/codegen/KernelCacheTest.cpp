@@ -303,6 +303,28 @@ TEST(HalideErrorTest, InProcessKernelsKeepTheChecksTheExecutorCannotMake) {
       << *stmt;
 }
 
+/// An in-process compile leaves the kernel as it found it: after it, the
+/// kernel compiled for AOT keeps every check and its own lowering pass (the
+/// one that lets bf16 products emit vdpbf16ps), which Halide can clear only
+/// with the in-process one.
+TEST(HalideErrorTest, InProcessLoweringLeavesTheKernelAsItWas) {
+  ParsedOp parsed =
+      parseOp(singleOpFunc("%x: tensor<?x8xf32>",
+                           "tfc.exp %x : tensor<?x8xf32>", "tensor<?x8xf32>"));
+  auto kernel = buildKernel(parsed.op, hostTarget(), "tfc_exp_both");
+  ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
+  size_t own = kernel->pipeline.custom_lowering_passes().size();
+  EXPECT_EQ(own, 1u);
+  {
+    InProcessLowering lowering(*kernel);
+    EXPECT_EQ(kernel->pipeline.custom_lowering_passes().size(), own + 1);
+  }
+  EXPECT_EQ(kernel->pipeline.custom_lowering_passes().size(), own);
+  auto stmt = loweredStmt(*kernel, kernel->target);
+  ASSERT_TRUE(static_cast<bool>(stmt)) << llvm::toString(stmt.takeError());
+  EXPECT_NE(stmt->find("halide_error_bad_type"), std::string::npos);
+}
+
 TEST(AotTest, ModuleStmtAndSources) {
   ParsedOp parsed = parseOp(
       singleOpFunc("%x: tensor<?x?x32xf32>",
