@@ -638,6 +638,14 @@ void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
     f.acc.update().vectorize(e, kVectorLanes, TailStrategy::RoundUp);
   LoopLevel chunk(f.acc, f.rc);
   scheduleAttentionChunk(f, v, sh, vecE, chunk, ao);
+  // A block's scores, weights and running state have Sk-dependent (or
+  // dynamic) sizes: on the heap, each block of each task would call
+  // malloc and free. In Halide's pseudostack they are allocated once per
+  // task and reused by its blocks (BERT-base b1, 1 thread: the attention
+  // 8.5-8.7 -> 7.5-8.1 ms, alternated).
+  f.raw.store_in(MemoryType::Stack);
+  f.p.store_in(MemoryType::Stack);
+  f.acc.store_in(MemoryType::Stack);
 }
 
 /// The decode variant (CPU, one query row, D a multiple of 16): see the file
