@@ -256,6 +256,10 @@ void laneSums(Stage update, const RVar &lane, const LoopLevel &at) {
       storage.push_back(v);
   lanes.compute_at(at).reorder_storage(storage).vectorize(l);
   lanes.update().vectorize(l);
+  // The 16 partial results of a point combined by one vector reduction
+  // (log2(16) shuffle steps) rather than a scalar loop of 16 dependent max
+  // or add instructions per point.
+  update.atomic().vectorize(lane);
 }
 
 /// laneSums over `r`, split into groups of kVectorLanes.
@@ -295,14 +299,12 @@ struct AttentionVars {
 struct AttentionFuncs {
   explicit AttentionFuncs(const KernelContext &ctx)
       : kin(ctx.func("kin")), kt(ctx.func("kt")), qrows(ctx.func("qrows")),
-        vrows(ctx.func("vrows")),
-        sacc(ctx.func("qk")),
-        raw(ctx.func("scores")), s(ctx.func("masked")),
-        bmax(ctx.func("chunk_max")), p(ctx.func("weights")),
-        bsum(ctx.func("chunk_sum")), pv(ctx.func("pv")), acc(ctx.func("acc")),
-        out(ctx.func()) {}
+        vrows(ctx.func("vrows")), sacc(ctx.func("qk")), raw(ctx.func("scores")),
+        s(ctx.func("masked")), bmax(ctx.func("chunk_max")),
+        p(ctx.func("weights")), bsum(ctx.func("chunk_sum")), pv(ctx.func("pv")),
+        acc(ctx.func("acc")), inv(ctx.func("inv_sum")), out(ctx.func()) {}
 
-  Func kin, kt, qrows, vrows, sacc, raw, s, bmax, p, bsum, pv, acc, out;
+  Func kin, kt, qrows, vrows, sacc, raw, s, bmax, p, bsum, pv, acc, inv, out;
   /// rj: the keys of a chunk's P V; rm, rs: of its max and sum, as (lane,
   /// group).
   RDom rd, rj, rm, rs, rc;
@@ -521,7 +523,15 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
   {
     Expr blk = i / kQueryBlock, in = i % kQueryBlock;
     Expr l = acc(e, in, blk, h, b)[2];
-    f.value = select(l > 0.0f, acc(e, in, blk, h, b)[0] / l, 0.0f);
+    if (ctx.gpu()) {
+      f.value = select(l > 0.0f, acc(e, in, blk, h, b)[0] / l, 0.0f);
+    } else {
+      // One division per query row, then products (a vector division per
+      // 16 value channels took ~16 cycles each).
+      f.inv(ii, qb, h, b) = 1.0f / acc(0, ii, qb, h, b)[2];
+      f.value = select(l > 0.0f,
+                       acc(e, in, blk, h, b)[0] * f.inv(in, blk, h, b), 0.0f);
+    }
   }
 }
 
@@ -626,6 +636,8 @@ void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
   if (sh.staticDv && *sh.staticDv % kVectorLanes == 0)
     f.vrows.compute_at(f.out, task).vectorize(e, kVectorLanes);
   f.acc.compute_at(f.out, io);
+  if (f.inv.defined())
+    f.inv.compute_at(f.out, io);
   if (vecE)
     f.acc.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
   // The update: chunks outermost; per chunk, tiles of kPVRows query rows,
