@@ -636,8 +636,7 @@ void scheduleAttentionCpu(AttentionFuncs &f, const AttentionVars &v,
   if (sh.staticDv && *sh.staticDv % kVectorLanes == 0)
     f.vrows.compute_at(f.out, task).vectorize(e, kVectorLanes);
   f.acc.compute_at(f.out, io);
-  if (f.inv.defined())
-    f.inv.compute_at(f.out, io);
+  f.inv.compute_at(f.out, io);
   if (vecE)
     f.acc.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
   // The update: chunks outermost; per chunk, tiles of kPVRows query rows,
