@@ -1044,3 +1044,13 @@ SmallVector<int64_t> mlir::tfc::panelShape(int64_t k, int64_t n,
     return {panels, k / 2, kPanelColumns, 2};
   return {panels, k, kPanelColumns};
 }
+
+std::optional<ProductWeight> mlir::tfc::productWeight(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return ProductWeight{&matmul.getRhsMutable(), matmul.getTransposeB(),
+                         matmul.getPackedN().has_value()};
+  if (auto linear = dyn_cast<LinearOp>(op))
+    return ProductWeight{&linear.getWMutable(), linear.getTransposeB(),
+                         linear.getPackedN().has_value()};
+  return std::nullopt;
+}

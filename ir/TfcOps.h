@@ -41,6 +41,17 @@ constexpr int64_t kPanelColumns = 48;
 /// ([ceil(N / 48), K, 48]; bf16: [ceil(N / 48), K / 2, 48, 2]).
 llvm::SmallVector<int64_t> panelShape(int64_t k, int64_t n, Type elementType);
 
+/// The weight operand of a tfc.matmul / tfc.linear: read as [N, K]
+/// (`transpose_b`), or in column panels (`packed_n`, tfc.pack_panels).
+struct ProductWeight {
+  OpOperand *operand = nullptr;
+  bool transposeB = false;
+  bool packed = false;
+};
+
+/// `op`'s weight operand if it is a tfc.matmul or tfc.linear.
+std::optional<ProductWeight> productWeight(Operation *op);
+
 namespace detail {
 
 /// Result type given by the builders when inference fails, so that the op can

@@ -54,7 +54,7 @@ struct SourceWeight {
 };
 
 /// The f32 weight of the product `pw` that becomes bf16, if it does.
-std::optional<SourceWeight> sourceWeight(const ProductWeight &pw) {
+std::optional<SourceWeight> sourceWeight(const tir::ProductWeight &pw) {
   SourceWeight src{pw.operand->get(), pw.transposeB};
   if (pw.packed) {
     auto pack = src.w.getDefiningOp<tir::PackPanelsOp>();
@@ -77,7 +77,7 @@ struct Bf16WeightsPass : impl::Bf16WeightsBase<Bf16WeightsPass> {
   void runOnOperation() override {
     llvm::SmallVector<std::pair<Operation *, SourceWeight>> products;
     getOperation()->walk([&](Operation *op) {
-      if (std::optional<ProductWeight> pw = productWeight(op))
+      if (std::optional<tir::ProductWeight> pw = tir::productWeight(op))
         if (std::optional<SourceWeight> src = sourceWeight(*pw))
           products.push_back({op, *src});
     });
@@ -94,7 +94,7 @@ struct Bf16WeightsPass : impl::Bf16WeightsBase<Bf16WeightsPass> {
         bf16 = builder.create<tir::PackPanelsOp>(src.w.getLoc(), cast,
                                                  src.transposeB);
       }
-      Value old = productWeight(product)->operand->get();
+      Value old = tir::productWeight(product)->operand->get();
       if (Operation *def = old.getDefiningOp<tir::PackPanelsOp>())
         oldPanels.insert(def);
       setProductWeight(product, bf16);

@@ -131,16 +131,6 @@ bool isWeightOnly(Value value, unsigned depth) {
   });
 }
 
-std::optional<ProductWeight> productWeight(Operation *op) {
-  if (auto matmul = dyn_cast<tir::MatmulOp>(op))
-    return ProductWeight{&matmul.getRhsMutable(), matmul.getTransposeB(),
-                         matmul.getPackedN().has_value()};
-  if (auto linear = dyn_cast<tir::LinearOp>(op))
-    return ProductWeight{&linear.getWMutable(), linear.getTransposeB(),
-                         linear.getPackedN().has_value()};
-  return std::nullopt;
-}
-
 bool isPanelCandidate(Value w, bool transposeB) {
   auto type = dyn_cast<RankedTensorType>(w.getType());
   if (!type || type.getRank() != 2 || !type.hasStaticShape())

@@ -56,17 +56,6 @@ mlir::Operation *otherUser(mlir::Value value, mlir::Operation *except);
 /// transpose of a weight). The runtime can hoist such computations.
 bool isWeightOnly(mlir::Value value, unsigned depth = 0);
 
-/// The weight operand of a tfc.matmul / tfc.linear: read as [N, K]
-/// (`transpose_b`), or in column panels (`packed_n`, tfc.pack_panels).
-struct ProductWeight {
-  mlir::OpOperand *operand = nullptr;
-  bool transposeB = false;
-  bool packed = false;
-};
-
-/// `op`'s weight operand if it is a tfc.matmul or tfc.linear.
-std::optional<ProductWeight> productWeight(mlir::Operation *op);
-
 /// Whether the static rank-2 weight `w`, read as [N, K] if `transposeB`,
 /// fills at least one panel of tfc.pack_panels (N >= 48; bf16: K even).
 bool isPanelCandidate(mlir::Value w, bool transposeB);

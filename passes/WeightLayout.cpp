@@ -64,8 +64,8 @@ namespace tfc {
 namespace {
 
 /// The weight operand of an unpacked product, or none if `op` is not one.
-std::optional<ProductWeight> weightOf(Operation *op) {
-  std::optional<ProductWeight> pw = productWeight(op);
+std::optional<tir::ProductWeight> weightOf(Operation *op) {
+  std::optional<tir::ProductWeight> pw = tir::productWeight(op);
   if (!pw || pw->packed)
     return std::nullopt;
   return pw;
@@ -81,7 +81,7 @@ bool isCandidate(Value w) {
 /// Whether the pass gives the product `op` reading `use` a new layout: its
 /// weight is a candidate, read as [N, K] or wide enough for a panel.
 bool isRewritten(Operation *op, OpOperand &use) {
-  std::optional<ProductWeight> pw = weightOf(op);
+  std::optional<tir::ProductWeight> pw = weightOf(op);
   if (!pw || pw->operand != &use || !isCandidate(use.get()))
     return false;
   return pw->transposeB || isPanelCandidate(use.get(), false);
@@ -192,7 +192,7 @@ struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
     ReaderIndex readers(module);
     llvm::SmallVector<Operation *> products;
     module.walk([&](Operation *op) {
-      std::optional<ProductWeight> pw = weightOf(op);
+      std::optional<tir::ProductWeight> pw = weightOf(op);
       if (pw && isRewritten(op, *pw->operand) &&
           readers.layoutIsFree(pw->operand->get()))
         products.push_back(op);
@@ -209,7 +209,7 @@ struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
     };
     llvm::StringSet<> panelNames; // parameters read [N, K] in panels
     for (Operation *op : products) {
-      ProductWeight pw = *weightOf(op);
+      tir::ProductWeight pw = *weightOf(op);
       Value w = pw.operand->get();
       Value t = layout(w, pw.transposeB);
       setProductWeight(op, t);

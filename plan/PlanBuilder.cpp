@@ -190,14 +190,11 @@ static Type dynamicBefore(Type type, int64_t keep) {
 
 /// Whether `op` is an fp32 product on weight panels (`packed_n`).
 static bool isF32PanelProduct(Operation *op) {
-  std::optional<uint64_t> packed;
-  if (auto linear = dyn_cast<mlir::tfc::LinearOp>(op))
-    packed = linear.getPackedN();
-  else if (auto matmul = dyn_cast<mlir::tfc::MatmulOp>(op))
-    packed = matmul.getPackedN();
-  return packed && cast<RankedTensorType>(op->getOperand(1).getType())
-                       .getElementType()
-                       .isF32();
+  std::optional<mlir::tfc::ProductWeight> w = mlir::tfc::productWeight(op);
+  return w && w->packed &&
+         cast<RankedTensorType>(w->operand->get().getType())
+             .getElementType()
+             .isF32();
 }
 
 /// The types of a shape-generic copy of an fp32 product on panels: x
