@@ -136,7 +136,8 @@
 // fp32 extern variant (CPU with AVX-512F, KernelOptions::f32PanelStage,
 // kernels run in this process only): an fp32 product on weight panels with
 // a static K runs through the extern stage of PanelMatmul.h in the same
-// blocks (`panel_a`: A copied once per call, as `apack`): the same register
+// blocks, on A's rows as the kernel's input holds them (a copy of A per call,
+// as `apack`, cost BERT-base b8 2-5 % at 1 thread): the same register
 // tile, K in order, plus software prefetches of the panels (prefetcht1, which
 // Halide 14 cannot emit). It replaces the tile and its 8 parts of K there:
 // BERT-base b1 ~14 % faster at 1 thread on Emerald Rapids (alternated),
@@ -803,21 +804,23 @@ ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
 }
 
 /// The product as the extern stage `which` (AmxMatmul.h, PanelMatmul.h),
-/// over the result's axis-ordered `vars`, reading `apack`: A, dense, as the
-/// stage reads it (stored once per call: each block reads all of K). `k`
-/// and `n` as the stage takes them (constants, or read at run time).
+/// over the result's axis-ordered `vars`, reading `a`: A with dense rows of K
+/// (the AMX stage's bf16 copy, stored once per call, or the fp32 stage's
+/// input itself: each block reads all of K). `k` and `n` as the stage takes
+/// them (constants, or read at run time).
 Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
-                         Func apack, const TensorInput &b,
+                         ExternFuncArgument a, const TensorInput &b,
                          const std::vector<Var> &vars, Expr k, Expr n) {
   bool amx = which == ExternProduct::AmxBf16;
   Func prod = ctx.func(amx ? "amx" : "panel");
-  std::vector<ExternFuncArgument> args = {apack, b.param, k, n};
+  std::vector<ExternFuncArgument> args = {a, b.param, k, n};
   prod.define_extern(amx ? kAmxMatmulSymbol : kPanelMatmulSymbol, args,
                      Float(32), std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;
 }
 
-/// A stored once, in parallel rows; blocks of kExternBlockN x kExternBlockM
+/// A's copy (if any) stored once, in parallel rows; blocks of
+/// kExternBlockN x kExternBlockM
 /// on `out`, the column blocks in parallel, the extern stage per block, the
 /// epilogue in vectors.
 void scheduleExternBlocks(Func out, TiledFuncs &t,
@@ -839,7 +842,8 @@ void scheduleExternBlocks(Func out, TiledFuncs &t,
   // (no difference measurable in whole-model runs; the attention's blocks
   // gained ~10 % the same way, FusedKernels.cpp).
   t.prod.compute_at(out, mo).store_in(MemoryType::Stack);
-  packARows(t);
+  if (t.apack.defined())
+    packARows(t);
 }
 
 /// Swapped variant (see the file comment): the tile, rows of B by rows of
@@ -1157,12 +1161,16 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);
-  if (stage != ExternProduct::None) {
-    bool amx = stage == ExternProduct::AmxBf16;
-    tiled.apack =
-        defineA(ctx, amx ? "amx_a" : "panel_a", a, vars, /*guardM=*/false,
-                /*rowsInner=*/false, amx ? BFloat(16) : Float(32));
+  if (stage == ExternProduct::AmxBf16) {
+    tiled.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
+                          /*rowsInner=*/false, BFloat(16));
     tiled.prod = defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,
+                                     Internal::simplify(nLast + 1));
+  } else if (stage == ExternProduct::PanelF32) {
+    // The fp32 stage reads A's rows where they are (a kernel input's
+    // innermost axis is dense; the stage takes the rows' strides).
+    tiled.apack = Func();
+    tiled.prod = defineExternProduct(ctx, stage, a.param, b, vars, kExtent,
                                      Internal::simplify(nLast + 1));
   } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
