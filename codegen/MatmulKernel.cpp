@@ -813,7 +813,12 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
                          const std::vector<Var> &vars, Expr k, Expr n) {
   bool amx = which == ExternProduct::AmxBf16;
   Func prod = ctx.func(amx ? "amx" : "panel");
-  std::vector<ExternFuncArgument> args = {a, b.param, k, n};
+  // The kernel's result (the Func named ctx.base, the pipeline's output:
+  // buildMatmulWithEpilogue's callers return it) as a handle to its
+  // halide_buffer_t, which Halide names "<name>.buffer": the stage
+  // prefetches its block's lines of it for the epilogue (PanelBlocks.h).
+  Expr result = Internal::Variable::make(Handle(), ctx.base + ".buffer");
+  std::vector<ExternFuncArgument> args = {a, b.param, k, n, result};
   prod.define_extern(amx ? kAmxMatmulSymbol : kPanelMatmulSymbol, args,
                      Float(32), std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;

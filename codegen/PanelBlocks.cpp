@@ -33,13 +33,44 @@ int nextColumn(const void *panels, int col0, int width) {
 
 void PanelPrefetch::spread(long steps) {
   lines = steps > 0 ? (end - next) / 64 / steps + 1 : 0;
+  result.steps = std::max(steps, 1L);
 }
 
-PanelPrefetch tfc::codegen::planPanelPrefetch(const halide_buffer_t *a,
-                                              const halide_buffer_t *out,
-                                              const void *panels,
-                                              long panelBytes, int panelCount,
-                                              int panelColumns) {
+namespace {
+/// The result's part of planPanelPrefetch (see there).
+ResultPrefetch planResultPrefetch(const halide_buffer_t *out,
+                                  const void *handle) {
+  ResultPrefetch r;
+  const auto *result = static_cast<const halide_buffer_t *>(handle);
+  if (!result || !result->host || result->dimensions != out->dimensions ||
+      result->type.code != halide_type_float || result->type.bits != 32 ||
+      result->dim[0].stride != 1 || out->dim[0].extent <= 0 ||
+      out->dim[1].extent <= 0 || batchEntries(out) != 1)
+    return r;
+  long offset = 0;
+  for (int d = 0; d < out->dimensions; ++d) {
+    const halide_dimension_t &dim = result->dim[d];
+    int extent = d < 2 ? out->dim[d].extent : 1;
+    if (out->dim[d].min < dim.min ||
+        out->dim[d].min + extent > dim.min + dim.extent)
+      return r;
+    offset += long(out->dim[d].min - dim.min) * dim.stride;
+  }
+  auto first = reinterpret_cast<uintptr_t>(
+      reinterpret_cast<float *>(result->host) + offset);
+  uintptr_t last = first + uintptr_t(out->dim[0].extent) * 4 - 1;
+  r.row = reinterpret_cast<char *>(first / 64 * 64);
+  r.rowBytes = long(result->dim[1].stride) * 4;
+  r.rows = out->dim[1].extent;
+  r.lineCount = static_cast<int>(last / 64 - first / 64 + 1);
+  r.lines = r.rows * r.lineCount;
+  return r;
+}
+} // namespace
+
+PanelPrefetch tfc::codegen::planPanelPrefetch(
+    const halide_buffer_t *a, const halide_buffer_t *out, const void *panels,
+    long panelBytes, int panelCount, int panelColumns, const void *result) {
   int col0 = out->dim[0].min, width = out->dim[0].extent;
   int count = (width + panelColumns - 1) / panelColumns;
   int first =
@@ -54,6 +85,7 @@ PanelPrefetch tfc::codegen::planPanelPrefetch(const halide_buffer_t *a,
     rows *= out->dim[d].extent;
   }
   PanelPrefetch pf;
+  pf.result = planResultPrefetch(out, result);
   if (count <= 0 || rows <= 0)
     return pf;
   long bytes = count * panelBytes;

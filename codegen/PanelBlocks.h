@@ -11,7 +11,12 @@
 //    the hardware's prefetchers run only ~20 lines ahead of one stream.
 //    Halide 14's own prefetch directive emits prefetchnta, whose lines skip
 //    L2 (the later row tiles then read the panel from DRAM again); these
-//    are prefetcht1 (into L2).
+//    are prefetcht1 (into L2);
+//  - the prefetch, for writing (prefetchw), of the block's lines of the
+//    kernel's result, spread over the call's steps too: the kernel's
+//    epilogue then stores into lines it owns instead of waiting on a read
+//    for ownership of each (the result, tens of MB for an LM head's logits,
+//    is rarely in cache). Halide 14 has no such prefetch either.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,18 +37,43 @@
 
 namespace tfc::codegen {
 
+/// The block's lines of the kernel's result, `rows` rows of `lineCount`
+/// cache lines from `row`, `rowBytes` apart, fetched for writing: `lines`
+/// of them over `steps` calls of step(), evenly.
+struct ResultPrefetch {
+  char *row = nullptr;
+  long rowBytes = 0, rows = 0;
+  int lineCount = 0, line = 0;
+  long lines = 0, steps = 1, credit = 0;
+  void step() {
+    for (credit += lines; credit >= steps && rows > 0; credit -= steps) {
+      // prefetchw where the caller's target has PRFCHW.
+      __builtin_prefetch(row + long(line) * 64, 1, 3);
+      if (++line == lineCount) {
+        line = 0;
+        row += rowBytes;
+        --rows;
+      }
+    }
+  }
+};
+
 /// The panels of a later block, fetched into L2 `lines` cache lines per
-/// step() from `next` up to `end`.
+/// step() from `next` up to `end`, and this block's lines of the result
+/// (ResultPrefetch).
 struct PanelPrefetch {
   const char *next = nullptr, *end = nullptr;
   long lines = 0;
+  ResultPrefetch result;
   void step() {
 #if defined(__x86_64__)
     for (long i = 0; i < lines && next < end; ++i, next += 64)
       _mm_prefetch(next, _MM_HINT_T1);
 #endif
+    result.step();
   }
-  /// Sets `lines` so that `steps` calls of step() fetch all of it.
+  /// Sets `lines` (and the result's pace) so that `steps` calls of step()
+  /// fetch all of both.
   void spread(long steps);
 };
 
@@ -53,11 +83,15 @@ struct PanelPrefetch {
 /// among all of A's) of the panels under the block the thread most likely
 /// computes next. As far past this block as this block is past the thread's
 /// previous one of the same product (2 threads that take turns: every other
-/// block), else right after it. Not yet spread (PanelPrefetch::spread).
+/// block), else right after it. And `out`'s lines in `result` (the
+/// kernel's f32 result, whose coordinates the block shares; a handle to its
+/// halide_buffer_t), where the block is one batch entry inside it with
+/// dense rows; none where `result` is null. Not yet spread
+/// (PanelPrefetch::spread).
 PanelPrefetch planPanelPrefetch(const halide_buffer_t *a,
                                 const halide_buffer_t *out, const void *panels,
                                 long panelBytes, int panelCount,
-                                int panelColumns);
+                                int panelColumns, const void *result);
 
 /// Calls `fn(aOffset, outOffset)` for each batch entry of the block `out`
 /// (dims N, M, batch...), in elements from `a`'s host to the entry's first

@@ -53,10 +53,10 @@ constexpr int kStepsPerPrefetch = 4;
 constexpr int kAhead = 32;
 
 #if defined(__x86_64__)
-#define TFC_AVX512_TARGET __attribute__((target("avx512f")))
+#define TFC_AVX512_TARGET __attribute__((target("avx512f,prfchw")))
 
 #define TFC_AVX512_INLINE                                                      \
-  __attribute__((target("avx512f"), always_inline)) inline
+  __attribute__((target("avx512f,prfchw"), always_inline)) inline
 
 /// The tile's accumulators: 8 rows x 3 vectors of 16 columns.
 struct Acc {
@@ -149,9 +149,10 @@ void product2D(const Block2D<float> &blk, const float *panels, int k,
 /// The prefetch of one call (PanelBlocks.h), spread over its steps: row
 /// tiles of each batch entry and panel, each K / kStepsPerPrefetch of them.
 PanelPrefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
-                           int k, const halide_buffer_t *out) {
+                           int k, const void *result,
+                           const halide_buffer_t *out) {
   PanelPrefetch pf = planPanelPrefetch(a, out, b->host, long(k) * kPanel * 4,
-                                       b->dim[2].extent, kPanel);
+                                       b->dim[2].extent, kPanel, result);
   int col0 = out->dim[0].min, end = col0 + out->dim[0].extent;
   long panels = (end + kPanel - 1) / kPanel - col0 / kPanel;
   long entries = batchEntries(out);
@@ -199,7 +200,7 @@ bool tfc::codegen::hostHasF32PanelStage() {
 }
 
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
-                                    int32_t k, int32_t n,
+                                    int32_t k, int32_t n, const void *result,
                                     halide_buffer_t *out) {
   StageCall call = beginStageCall(
       kPanelMatmulSymbol, a, b, out,
@@ -211,7 +212,7 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
   if (call != StageCall::Compute)
     return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
-  PanelPrefetch pf = planPrefetch(a, b, k, out);
+  PanelPrefetch pf = planPrefetch(a, b, k, result, out);
   forEachBlock2D<float>(a, out, [&](const Block2D<float> &blk) {
     product2D(blk, reinterpret_cast<const float *>(b->host), k, pf);
   });

@@ -8,8 +8,9 @@
 // computes next, spread over the block's steps of K (PanelBlocks.h). Inside a
 // model every weight comes from DRAM, and without it the first row tile of
 // each panel waits on its panel: Halide 14 can only emit prefetchnta, whose
-// lines skip L2. The kernel's Halide code passes the block through its
-// epilogue (bias, activation, residual) as usual.
+// lines skip L2. It also fetches the block's lines of the kernel's result
+// for writing (PanelBlocks.h). The kernel's Halide code passes the block
+// through its epilogue (bias, activation, residual) as usual.
 //
 // Only kernels compiled into this process use it (the JIT and the disk
 // cache, whose shared objects find the function in the executable, which
@@ -42,11 +43,14 @@ bool hostHasF32PanelStage();
 /// panels [ceil(N / 48), K, 48] (tfc.pack_panels), dense, zero past N; `k`:
 /// K; `n`: N, or any count of columns in the last panel (the stage reads
 /// whole panels: a kernel that reads N at run time passes all the panels'
-/// columns); `out`: the block of the product to compute (dims N, M,
+/// columns); `result`: a handle to the kernel's result buffer (or null),
+/// whose lines under the block the stage prefetches for the epilogue
+/// (PanelBlocks.h); `out`: the block of the product to compute (dims N, M,
 /// batch..., any mins). Answers Halide's bounds queries. Returns 0, or
 /// non-zero after saying why through recordKernelRuntimeError (no AVX-512F
 /// in this process, a buffer it cannot read).
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
-                                    int32_t k, int32_t n, halide_buffer_t *out);
+                                    int32_t k, int32_t n, const void *result,
+                                    halide_buffer_t *out);
 
 #endif // TFC_CODEGEN_PANELMATMUL_H

@@ -1,0 +1,95 @@
+//===- PanelBlocksTest.cpp - The extern stages' prefetch plans ------------===//
+//
+// PanelBlocks.h plans, per call of an extern product stage, which lines of
+// the kernel's result the stage fetches for writing. The plan must walk
+// exactly the block's lines of the result (its rows, their cache lines),
+// evenly over the call's steps, and plan nothing where it cannot know them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/PanelBlocks.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <vector>
+
+using tfc::codegen::PanelPrefetch;
+using tfc::codegen::planPanelPrefetch;
+
+namespace {
+
+/// A dense f32 buffer description with Halide dims (extent, min) listed
+/// innermost first; `host` points into `storage`.
+struct Buf {
+  std::vector<halide_dimension_t> dims;
+  halide_buffer_t b{};
+  Buf(const Buf &) = delete;
+  Buf(std::vector<std::pair<int, int>> extentsAndMins, void *host) {
+    int32_t stride = 1;
+    for (auto [extent, min] : extentsAndMins) {
+      dims.push_back(halide_dimension_t(min, extent, stride));
+      stride *= extent;
+    }
+    b.host = static_cast<uint8_t *>(host);
+    b.type = halide_type_t(halide_type_float, 32);
+    b.dimensions = static_cast<int>(dims.size());
+    b.dim = dims.data();
+  }
+};
+
+constexpr int kN = 2304, kM = 300, kBatch = 2, kK = 64;
+
+struct Fixture {
+  alignas(64) static inline float result[kBatch * kM * kN];
+  float panels[1] = {};
+  Buf a{{{kK, 0}, {kM, 0}, {kBatch, 0}}, nullptr};
+  Buf res{{{kN, 0}, {kM, 0}, {kBatch, 0}}, result};
+  /// A block's product: columns [96, 192) of rows [128, 256) of
+  /// `entries` batch entries from `entry`.
+  Buf block;
+  explicit Fixture(int entries = 1, int entry = 1)
+      : block({{96, 96}, {128, 128}, {entries, entry}}, nullptr) {}
+  PanelPrefetch plan(const void *r) {
+    return planPanelPrefetch(&a.b, &block.b, panels, kK * 48 * 4, kN / 48, 48,
+                             r);
+  }
+};
+
+TEST(PanelBlocksTest, ResultPrefetchWalksTheBlocksLines) {
+  Fixture f;
+  PanelPrefetch pf = f.plan(&f.res.b);
+  const char *first = reinterpret_cast<const char *>(
+      &Fixture::result[(1 * kM + 128) * kN + 96]);
+  EXPECT_EQ(pf.result.row, first);
+  EXPECT_EQ(pf.result.rowBytes, long(kN) * 4);
+  EXPECT_EQ(pf.result.rows, 128);
+  EXPECT_EQ(pf.result.lineCount, 6); // 96 floats from a 64-byte boundary
+  EXPECT_EQ(pf.result.lines, 128 * 6);
+  // Spread over 1000 steps: after 500, about half the rows are left; after
+  // all of them, none, and the walk stopped one row past the block.
+  pf.spread(1000);
+  for (int i = 0; i < 500; ++i)
+    pf.result.step();
+  EXPECT_NEAR(pf.result.rows, 64, 1);
+  for (int i = 0; i < 500; ++i)
+    pf.result.step();
+  EXPECT_EQ(pf.result.rows, 0);
+  EXPECT_EQ(pf.result.row, first + 128L * kN * 4);
+}
+
+TEST(PanelBlocksTest, ResultPrefetchOnlyWhereItKnowsTheLines) {
+  Fixture f;
+  EXPECT_EQ(f.plan(nullptr).result.lines, 0);
+  // A result without host memory (a bounds query).
+  Buf query{{{kN, 0}, {kM, 0}, {kBatch, 0}}, nullptr};
+  EXPECT_EQ(f.plan(&query.b).result.lines, 0);
+  // A result that does not hold the block.
+  Buf small{{{kN, 0}, {200, 0}, {kBatch, 0}}, Fixture::result};
+  EXPECT_EQ(f.plan(&small.b).result.lines, 0);
+  // A block of two batch entries.
+  Fixture two(2, 0);
+  EXPECT_EQ(two.plan(&two.res.b).result.lines, 0);
+}
+
+} // namespace
