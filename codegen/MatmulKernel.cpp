@@ -810,15 +810,18 @@ ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
 /// them (constants, or read at run time).
 Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
                          ExternFuncArgument a, const TensorInput &b,
-                         const std::vector<Var> &vars, Expr k, Expr n) {
+                         const std::vector<Var> &vars, Expr k, Expr n,
+                         const Func &result) {
   bool amx = which == ExternProduct::AmxBf16;
   Func prod = ctx.func(amx ? "amx" : "panel");
-  // The kernel's result (the Func named ctx.base, the pipeline's output:
-  // buildMatmulWithEpilogue's callers return it) as a handle to its
-  // halide_buffer_t, which Halide names "<name>.buffer": the stage
-  // prefetches its block's lines of it for the epilogue (PanelBlocks.h).
-  Expr result = Internal::Variable::make(Handle(), ctx.base + ".buffer");
-  std::vector<ExternFuncArgument> args = {a, b.param, k, n, result};
+  // `result`, the kernel's output (buildMatmulWithEpilogue's callers return
+  // it as the pipeline), as a handle to its halide_buffer_t, which Halide
+  // names "<name>.buffer" (its name as created: Halide may have made it
+  // unique): the stage prefetches its block's lines of it for the epilogue
+  // (PanelBlocks.h).
+  Expr resultBuffer =
+      Internal::Variable::make(Handle(), result.name() + ".buffer");
+  std::vector<ExternFuncArgument> args = {a, b.param, k, n, resultBuffer};
   prod.define_extern(amx ? kAmxMatmulSymbol : kPanelMatmulSymbol, args,
                      Float(32), std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;
@@ -1163,6 +1166,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     ref(prod, prodIdx) += call(apack, aIdx) * call(bpack, packIdx);
   }
 
+  Func out = ctx.func();
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);
@@ -1170,13 +1174,13 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
     tiled.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
                           /*rowsInner=*/false, BFloat(16));
     tiled.prod = defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,
-                                     Internal::simplify(nLast + 1));
+                                     Internal::simplify(nLast + 1), out);
   } else if (stage == ExternProduct::PanelF32) {
     // The fp32 stage reads A's rows where they are (a kernel input's
     // innermost axis is dense; the stage takes the rows' strides).
     tiled.apack = Func();
     tiled.prod = defineExternProduct(ctx, stage, a.param, b, vars, kExtent,
-                                     Internal::simplify(nLast + 1));
+                                     Internal::simplify(nLast + 1), out);
   } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
@@ -1218,7 +1222,6 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
         tiledSchedule(out);
     };
   }
-  Func out = ctx.func();
   std::optional<GemvPlan> gemv =
       planGemv(ctx, b, transposeB, packed, tailN, staticN, staticK);
   Expr useGemv = gemv ? gemvCondition(a) : Expr(false);

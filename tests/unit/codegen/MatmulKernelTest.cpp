@@ -652,6 +652,39 @@ TEST(MatmulKernelTest, F32PanelStageWhereAsked) {
   EXPECT_EQ(without.find(tfc::codegen::kPanelMatmulSymbol), std::string::npos);
 }
 
+/// The stage's handle to the kernel's result names the result's buffer as
+/// Halide named the output Func: a second Func of a name already used in the
+/// process is made unique ("name$1"), and a handle by the plain name would
+/// not compile (the disk cache compiles kernels whose names repeat).
+TEST(MatmulKernelTest, PanelStageResultHandleCompilesUnderARepeatedName) {
+  std::string at = "tensor<?x64xf32>", panels = "tensor<2x64x48xf32>";
+  ParsedOp parsed =
+      parseOp(singleOpFunc("%a: " + at + ", %p: " + panels,
+                           "tfc.matmul %a, %p {packed_n = 96 : i64} : (" + at +
+                               ", " + panels + ") -> tensor<?x96xf32>",
+                           "tensor<?x96xf32>"));
+  tfc::codegen::KernelOptions options;
+  options.f32PanelStage = true;
+  for (int i = 0; i < 2; ++i) {
+    auto kernel = tfc::codegen::buildKernel(
+        parsed.op, tfc::codegen::hostTarget(), "tfc_repeated_panel", options);
+    ASSERT_TRUE(static_cast<bool>(kernel))
+        << llvm::toString(kernel.takeError());
+    std::string name = kernel->output.name();
+    EXPECT_EQ(name, i == 0 ? "repeated_panel" : "repeated_panel$1");
+    auto stmt = tfc::codegen::loweredStmt(*kernel, tfc::codegen::hostTarget());
+    ASSERT_TRUE(static_cast<bool>(stmt)) << llvm::toString(stmt.takeError());
+    EXPECT_NE(stmt->find("(void *)" + name + ".buffer"), std::string::npos);
+    llvm::Error err = tfc::codegen::withHalideErrors([&] {
+      kernel->pipeline
+          .compile_to_module(kernel->arguments, kernel->name,
+                             tfc::codegen::hostTarget())
+          .compile_to_buffer();
+    });
+    EXPECT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+  }
+}
+
 /// The fp32 panel stage refuses buffers it cannot read, with a reason,
 /// before reading them (on any CPU).
 TEST(MatmulKernelTest, F32PanelStageRefusesBadBuffers) {
