@@ -827,10 +827,9 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
   return prod;
 }
 
-/// A's copy (if any) stored once, in parallel rows; blocks of
-/// kExternBlockN x kExternBlockM
-/// on `out`, the column blocks in parallel, the extern stage per block, the
-/// epilogue in vectors.
+/// A's copy (if any) stored once, in parallel rows; blocks of kExternBlockN
+/// x kExternBlockM on `out`, the column blocks in parallel, the extern stage
+/// per block, the epilogue in vectors.
 void scheduleExternBlocks(Func out, TiledFuncs &t,
                           const std::vector<Var> &vars) {
   int rank = static_cast<int>(vars.size());
