@@ -37,6 +37,16 @@ void PanelPrefetch::spread(long steps) {
 }
 
 namespace {
+/// Whether the block `out` lies inside `buf` along dims `from` and up.
+bool holds(const halide_buffer_t *buf, const halide_buffer_t *out, int from) {
+  for (int d = from; d < out->dimensions; ++d)
+    if (out->dim[d].min < buf->dim[d].min ||
+        out->dim[d].min + out->dim[d].extent >
+            buf->dim[d].min + buf->dim[d].extent)
+      return false;
+  return true;
+}
+
 /// The result's part of planPanelPrefetch (see there).
 ResultPrefetch planResultPrefetch(const halide_buffer_t *out,
                                   const void *handle) {
@@ -45,24 +55,20 @@ ResultPrefetch planResultPrefetch(const halide_buffer_t *out,
   if (!result || !result->host || result->dimensions != out->dimensions ||
       result->type.code != halide_type_float || result->type.bits != 32 ||
       result->dim[0].stride != 1 || out->dim[0].extent <= 0 ||
-      out->dim[1].extent <= 0 || batchEntries(out) != 1)
+      out->dim[1].extent <= 0 || batchEntries(out) != 1 ||
+      !holds(result, out, 0))
     return r;
-  long offset = 0;
-  for (int d = 0; d < out->dimensions; ++d) {
-    const halide_dimension_t &dim = result->dim[d];
-    int extent = d < 2 ? out->dim[d].extent : 1;
-    if (out->dim[d].min < dim.min ||
-        out->dim[d].min + extent > dim.min + dim.extent)
-      return r;
-    offset += long(out->dim[d].min - dim.min) * dim.stride;
-  }
-  auto first = reinterpret_cast<uintptr_t>(
-      reinterpret_cast<float *>(result->host) + offset);
-  uintptr_t last = first + uintptr_t(out->dim[0].extent) * 4 - 1;
-  r.row = reinterpret_cast<char *>(first / 64 * 64);
+  long offset = 0; // elements from the host to the block's first
+  for (int d = 0; d < out->dimensions; ++d)
+    offset +=
+        long(out->dim[d].min - result->dim[d].min) * result->dim[d].stride;
+  auto start = reinterpret_cast<uintptr_t>(
+      reinterpret_cast<const float *>(result->host) + offset);
+  uintptr_t last = start + uintptr_t(out->dim[0].extent) * 4 - 1;
+  r.row = reinterpret_cast<char *>(start / 64 * 64);
   r.rowBytes = long(result->dim[1].stride) * 4;
   r.rows = out->dim[1].extent;
-  r.lineCount = static_cast<int>(last / 64 - first / 64 + 1);
+  r.lineCount = static_cast<int>(last / 64 - start / 64 + 1);
   r.lines = r.rows * r.lineCount;
   return r;
 }
@@ -152,10 +158,8 @@ std::string tfc::codegen::checkBlockRows(const halide_buffer_t *a, int32_t k,
     return "the activations and the result differ in rank";
   if (a->dim[0].stride != 1 || out->dim[0].stride != 1 || a->dim[0].extent != k)
     return "the rows of the activations or of the result are not dense";
-  for (int d = 1; d < a->dimensions; ++d)
-    if (out->dim[d].min < a->dim[d].min ||
-        out->dim[d].min + out->dim[d].extent > a->dim[d].min + a->dim[d].extent)
-      return "the block reads rows outside the activations";
+  if (!holds(a, out, 1))
+    return "the block reads rows outside the activations";
   return "";
 }
 
