@@ -579,16 +579,20 @@ TEST(MatmulKernelTest, RefusesNarrowBf16Weight) {
   EXPECT_NE(message.find("static N >= 48"), std::string::npos) << message;
 }
 
-/// The lowered statement of `A x P` (P: 2 panels, 96 columns, of type
-/// `panels`; A: f32 [?, K]) built with `options`, or "error: " and why.
+/// `A x P` (P: 2 panels, 96 columns, of type `panels`; A: f32 [?, K]).
+ParsedOp panelProduct(int64_t k, const std::string &panels) {
+  std::string at = "tensor<?x" + std::to_string(k) + "xf32>";
+  return parseOp(singleOpFunc("%a: " + at + ", %p: " + panels,
+                              "tfc.matmul %a, %p {packed_n = 96 : i64} : (" +
+                                  at + ", " + panels + ") -> tensor<?x96xf32>",
+                              "tensor<?x96xf32>"));
+}
+
+/// The lowered statement of panelProduct(k, panels) built with `options`, or
+/// "error: " and why.
 std::string panelProductStmt(int64_t k, const std::string &panels,
                              const tfc::codegen::KernelOptions &options) {
-  std::string at = "tensor<?x" + std::to_string(k) + "xf32>";
-  ParsedOp parsed = parseOp(singleOpFunc(
-      "%a: " + at + ", %p: " + panels,
-      "tfc.matmul %a, %p {packed_n = 96 : i64} : (" + at + ", " + panels +
-          ") -> tensor<?x96xf32>",
-      "tensor<?x96xf32>"));
+  ParsedOp parsed = panelProduct(k, panels);
   auto kernel = tfc::codegen::buildKernel(
       parsed.op, tfc::codegen::hostTarget(), "", options);
   if (!kernel)
@@ -657,12 +661,7 @@ TEST(MatmulKernelTest, F32PanelStageWhereAsked) {
 /// process is made unique ("name$1"), and a handle by the plain name would
 /// not compile (the disk cache compiles kernels whose names repeat).
 TEST(MatmulKernelTest, PanelStageResultHandleCompilesUnderARepeatedName) {
-  std::string at = "tensor<?x64xf32>", panels = "tensor<2x64x48xf32>";
-  ParsedOp parsed =
-      parseOp(singleOpFunc("%a: " + at + ", %p: " + panels,
-                           "tfc.matmul %a, %p {packed_n = 96 : i64} : (" + at +
-                               ", " + panels + ") -> tensor<?x96xf32>",
-                           "tensor<?x96xf32>"));
+  ParsedOp parsed = panelProduct(64, "tensor<2x64x48xf32>");
   tfc::codegen::KernelOptions options;
   options.f32PanelStage = true;
   for (int i = 0; i < 2; ++i) {
