@@ -1054,3 +1054,20 @@ std::optional<ProductWeight> mlir::tfc::productWeight(Operation *op) {
                          linear.getPackedN().has_value()};
   return std::nullopt;
 }
+
+void mlir::tfc::setProductWeight(Operation *op, Value w) {
+  std::optional<uint64_t> packedN;
+  if (auto pack = w.getDefiningOp<PackPanelsOp>()) {
+    auto in = cast<RankedTensorType>(pack.getInput().getType());
+    packedN = in.getDimSize(pack.getTransposeB() ? 0 : 1);
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    matmul.getRhsMutable().assign(w);
+    matmul.setTransposeB(false);
+    matmul.setPackedN(packedN);
+  } else if (auto linear = dyn_cast<LinearOp>(op)) {
+    linear.getWMutable().assign(w);
+    linear.setTransposeB(false);
+    linear.setPackedN(packedN);
+  }
+}

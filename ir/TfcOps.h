@@ -52,6 +52,10 @@ struct ProductWeight {
 /// `op`'s weight operand if it is a tfc.matmul or tfc.linear.
 std::optional<ProductWeight> productWeight(Operation *op);
 
+/// Makes the tfc.matmul / tfc.linear `op` read `w` without transpose_b:
+/// [K, N], or the panels of a tfc.pack_panels result (then with `packed_n`).
+void setProductWeight(Operation *op, Value w);
+
 namespace detail {
 
 /// Result type given by the builders when inference fails, so that the op can

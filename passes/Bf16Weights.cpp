@@ -97,7 +97,7 @@ struct Bf16WeightsPass : impl::Bf16WeightsBase<Bf16WeightsPass> {
       Value old = tir::productWeight(product)->operand->get();
       if (Operation *def = old.getDefiningOp<tir::PackPanelsOp>())
         oldPanels.insert(def);
-      setProductWeight(product, bf16);
+      tir::setProductWeight(product, bf16);
     }
     for (Operation *pack : oldPanels) {
       unreadPanelGathers(cast<tir::PackPanelsOp>(pack));

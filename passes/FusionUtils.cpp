@@ -141,23 +141,6 @@ bool isPanelCandidate(Value w, bool transposeB) {
          (!type.getElementType().isBF16() || k % 2 == 0);
 }
 
-void setProductWeight(Operation *op, Value w) {
-  std::optional<uint64_t> packedN;
-  if (auto pack = w.getDefiningOp<tir::PackPanelsOp>()) {
-    auto in = cast<RankedTensorType>(pack.getInput().getType());
-    packedN = in.getDimSize(pack.getTransposeB() ? 0 : 1);
-  }
-  if (auto matmul = dyn_cast<tir::MatmulOp>(op)) {
-    matmul.getRhsMutable().assign(w);
-    matmul.setTransposeB(false);
-    matmul.setPackedN(packedN);
-  } else if (auto linear = dyn_cast<tir::LinearOp>(op)) {
-    linear.getWMutable().assign(w);
-    linear.setTransposeB(false);
-    linear.setPackedN(packedN);
-  }
-}
-
 Operation *rootParam(Value value) {
   for (int depth = 0; depth < 8 && value; ++depth) {
     Operation *def = value.getDefiningOp();

@@ -60,10 +60,6 @@ bool isWeightOnly(mlir::Value value, unsigned depth = 0);
 /// fills at least one panel of tfc.pack_panels (N >= 48; bf16: K even).
 bool isPanelCandidate(mlir::Value w, bool transposeB);
 
-/// Makes the product `op` read `w` without transpose_b: [K, N], or the
-/// panels of a tfc.pack_panels result (then with `packed_n`).
-void setProductWeight(mlir::Operation *op, mlir::Value w);
-
 /// The tfc.param a weight-only value derives from first (the value's own
 /// param, or the param under a slice/transpose/...), or null.
 mlir::Operation *rootParam(mlir::Value value);

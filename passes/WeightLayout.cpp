@@ -212,7 +212,7 @@ struct WeightLayoutPass : impl::WeightLayoutBase<WeightLayoutPass> {
       tir::ProductWeight pw = *weightOf(op);
       Value w = pw.operand->get();
       Value t = layout(w, pw.transposeB);
-      setProductWeight(op, t);
+      tir::setProductWeight(op, t);
       if (auto param = w.getDefiningOp<tir::ParamOp>();
           param && t.getDefiningOp<tir::PackPanelsOp>() && pw.transposeB)
         panelNames.insert(param.getName());
