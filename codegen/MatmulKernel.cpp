@@ -136,13 +136,13 @@
 // fp32 extern variant (CPU with AVX-512F, KernelOptions::f32PanelStage,
 // kernels run in this process only): an fp32 product on weight panels with
 // a static K runs through the extern stage of PanelMatmul.h in the same
-// blocks, on A's rows as the kernel's input holds them (a copy of A per call,
-// as `apack`, cost BERT-base b8 2-5 % at 1 thread): the same register
-// tile, K in order, plus software prefetches of the panels (prefetcht1, which
-// Halide 14 cannot emit). It replaces the tile and its 8 parts of K there:
-// BERT-base b1 ~14 % faster at 1 thread on Emerald Rapids (alternated),
-// and GPT-2's cold compile shorter: no unrolled tile to lower
-// (docs/benchmarks.md, session 13). The GEMV variant still serves up to
+// blocks (one panel wide where K >= kOnePanelK), on A's rows as the kernel's
+// input holds them (a copy of A per call, as `apack`, cost BERT-base b8 2-5 %
+// at 1 thread): the same register tile, K in order, plus software prefetches of
+// the panels (prefetcht1, which Halide 14 cannot emit). It replaces the tile
+// and its 8 parts of K there: BERT-base b1 ~14 % faster at 1 thread on Emerald
+// Rapids (alternated), and GPT-2's cold compile shorter: no unrolled tile to
+// lower (docs/benchmarks.md, session 13). The GEMV variant still serves up to
 // kGemvRows rows. The stage takes K as an argument, and the GEMV on panels
 // loops over K and one panel per task, so both serve a shape-generic copy
 // of the op (PlanOptions::genericPanelProducts: K, the panel count and N
@@ -775,9 +775,16 @@ llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
 
 namespace {
 /// Extern stages' blocks (see the file comment): two panels by up to 128
-/// rows.
+/// rows; the fp32 stage's hold one panel where K >= kOnePanelK.
 constexpr int kExternBlockN = 2 * kTileN;
 constexpr int kExternBlockM = 128;
+/// From this K on, a block of two panels, its 128 rows of A and the next
+/// block's panels (prefetched during it) no longer fit a 2 MiB L2 (at
+/// K = 3072: 1.5 MB of A, 1.2 MB of panels, 1.2 MB ahead), and the panels
+/// are read again from L3. One panel per block: 4-5 % faster at K = 2048
+/// and 3072, 1-2 % at 1024; at K = 768 two panels are 0-4 % faster (C
+/// harness, docs/benchmarks.md, "Session 20").
+constexpr int kOnePanelK = 1024;
 
 /// The extern stages that compute a product on panels, in place of the
 /// kernel's own tile.
@@ -827,11 +834,20 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
   return prod;
 }
 
-/// A's copy (if any) stored once, in parallel rows; blocks of kExternBlockN
-/// x kExternBlockM on `out`, the column blocks in parallel, the extern stage
+/// The columns of one of `stage`'s blocks for a product over `k`: whole
+/// panels (kExternBlockN, or one panel for the fp32 stage from kOnePanelK
+/// on; a constant where K is).
+Expr externBlockN(ExternProduct stage, const Expr &k) {
+  if (stage != ExternProduct::PanelF32)
+    return kExternBlockN;
+  return Internal::simplify(select(k >= kOnePanelK, kTileN, kExternBlockN));
+}
+
+/// A's copy (if any) stored once, in parallel rows; blocks of `blockN` x
+/// kExternBlockM on `out`, the column blocks in parallel, the extern stage
 /// per block, the epilogue in vectors.
-void scheduleExternBlocks(Func out, TiledFuncs &t,
-                          const std::vector<Var> &vars) {
+void scheduleExternBlocks(Func out, TiledFuncs &t, const std::vector<Var> &vars,
+                          const Expr &blockN) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   Var no("xno"), ni("xni"), mo("xmo"), mi("xmi");
@@ -839,7 +855,7 @@ void scheduleExternBlocks(Func out, TiledFuncs &t,
   for (int axis = rank - 3; axis >= 0; --axis)
     order.push_back(vars[axis]);
   order.push_back(no);
-  out.split(n, no, ni, kExternBlockN, TailStrategy::GuardWithIf)
+  out.split(n, no, ni, blockN, TailStrategy::GuardWithIf)
       .split(m, mo, mi, kExternBlockM, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(ni, kVectorLanes)
@@ -1186,7 +1202,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
     if (stage != ExternProduct::None)
-      scheduleExternBlocks(out, tiled, vars);
+      scheduleExternBlocks(out, tiled, vars, externBlockN(stage, kExtent));
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else
