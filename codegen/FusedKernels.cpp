@@ -435,6 +435,16 @@ void defineAttentionScores(const KernelContext &ctx, const AttentionOperands &o,
   f.s(j, i, h, b) = select(allowed, f.raw(j, i, h, b), o.fill);
 }
 
+/// Under a plain causal mask, the last key the block of queries starting at
+/// `firstRow` needs: its last row's last one, or the last of all where its
+/// first row sees none (more queries than keys: that row's weights are
+/// uniform over every key, as in the unfused graph).
+Expr causalBlockLastKey(const Expr &firstRow, const AttentionShape &sh) {
+  Expr offset = sh.Sk - sh.Sq;
+  return select(firstRow + offset < 0, sh.Sk - 1,
+                firstRow + (kQueryBlock - 1) + offset);
+}
+
 /// The online softmax over chunks of keys: per chunk its max, weights, sum
 /// and P V; the running (o, m, l) per query row; and the result o / l.
 void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
@@ -465,8 +475,7 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
   // last row sees only hold weights exp(fill - m) = 0 (CPU): the block
   // skips them, so its scores and weights are computed up to that key only.
   if (!ctx.gpu() && o.causal && !o.keep && !o.bias) {
-    Expr lastKey =
-        (i / kQueryBlock) * kQueryBlock + (kQueryBlock - 1) + (Sk - sh.Sq);
+    Expr lastKey = causalBlockLastKey((i / kQueryBlock) * kQueryBlock, sh);
     f.rj.where(key <= lastKey);
     f.rm.where(ch * C + f.rm.y * kVectorLanes <= lastKey);
     f.rs.where(ch * C + f.rs.y * kVectorLanes <= lastKey);
@@ -494,14 +503,14 @@ void defineOnlineSoftmax(const KernelContext &ctx, const AttentionOperands &o,
       f.p(rj, ch, i, h, b) * f.vrows(ev, clamp(key, 0, Sk - 1), h, b);
 
   // The running (o, m, l) per query row of a block of kQueryBlock queries.
-  // Under a plain causal mask (no keep, no bias: every row sees key 0), a
-  // chunk that starts after the last key the block's last query sees only
-  // holds weights exp(fill - m) = 0: it is skipped.
+  // Under a plain causal mask (no keep, no bias), a chunk that starts after
+  // the last key the block needs only holds weights exp(fill - m) = 0: it is
+  // skipped.
   Expr row = qb * kQueryBlock + ii;
   f.rc = RDom(0, sh.numChunks, ctx.base + "_chunk");
   const RDom &rc = f.rc;
   if (o.causal && !o.keep && !o.bias)
-    f.rc.where(rc * C <= qb * kQueryBlock + (kQueryBlock - 1) + (Sk - sh.Sq));
+    f.rc.where(rc * C <= causalBlockLastKey(qb * kQueryBlock, sh));
   Func &acc = f.acc;
   acc(e, ii, qb, h, b) = Tuple(0.0f, kLowestScore, 0.0f);
   {

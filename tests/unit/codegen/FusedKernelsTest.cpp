@@ -428,6 +428,10 @@ INSTANTIATE_TEST_SUITE_P(
                       {2, 1, 1, 14}},
         AttentionCase{"BiasAndKeep", 1, 3, 9, 9, 64, 64, true, true,
                       {1, 1, 1, 9}, {1, 3, 9, 9}},
+        // More queries than keys under the causal mask: the first rows see
+        // no key (uniform weights over all of them: no keys skipped).
+        AttentionCase{"CausalMoreQueriesThanKeys", 1, 2, 10, 6, 16, 16, true,
+                      true, {}, {}},
         // Small head dims (not a multiple of the vector width).
         AttentionCase{"TinyHeads", 3, 2, 7, 11, 4, 5, false, false,
                       {3, 1, 1, 11}, {}},
