@@ -252,16 +252,8 @@ captureNamedOutput(const std::function<llvm::Error(const std::string &)> &write)
   return text;
 }
 
-/// Halide 14's C backend declares the struct of a device allocation made
-/// outside the GPU loops (an intermediate that Halide keeps per thread in
-/// global memory, e.g. GPT-2 attention's P V accumulator) with the
-/// allocation's element type:
-///   float *f_buffer = (float *)_12;   // _12 = _halide_buffer_init(...)
-/// and then passes it to halide_device_malloc, which wants a
-/// `halide_buffer_t *`: the source does not compile. Such a line is
-/// retyped to `halide_buffer_t *f_buffer = _12;`. The allocation's device
-/// address, `auto *_13 = _halide_buffer_get_device(f_buffer);`, is a
-/// uint64_t: its `auto *` becomes `auto`.
+} // namespace
+
 std::string retypeDeviceBuffers(const std::string &text) {
   std::set<std::string> bufferStructs; // values of _halide_buffer_init
   std::istringstream in(text);
@@ -295,8 +287,6 @@ std::string retypeDeviceBuffers(const std::string &text) {
   }
   return out.str();
 }
-
-} // namespace
 
 std::string describeArguments(const Kernel &kernel) {
   std::string text;

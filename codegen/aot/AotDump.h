@@ -48,6 +48,19 @@ llvm::Expected<std::string> ptxSource(const Kernel &kernel,
 /// "in0: float32[3], in1: float32[2] -> matmul_3: float32[3]".
 std::string describeArguments(const Kernel &kernel);
 
+/// Halide 14's C backend declares the struct of a device allocation made
+/// outside the GPU loops (an intermediate that Halide keeps per thread in
+/// global memory, as GPT-2 attention's P V accumulator once was) with the
+/// allocation's element type:
+///   float *f_buffer = (float *)_12;   // _12 = _halide_buffer_init(...)
+/// and then passes it to halide_device_malloc, which wants a
+/// `halide_buffer_t *`: the source does not compile. Such a line of `text`
+/// (C source of a CUDA target, cSource) is retyped to
+/// `halide_buffer_t *f_buffer = _12;`. The allocation's device address,
+/// `auto *_13 = _halide_buffer_get_device(f_buffer);`, is a uint64_t: its
+/// `auto *` becomes `auto`.
+std::string retypeDeviceBuffers(const std::string &text);
+
 } // namespace tfc::codegen
 
 #endif // TFC_CODEGEN_AOT_AOTDUMP_H
