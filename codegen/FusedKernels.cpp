@@ -70,6 +70,13 @@
 // for the blocks of 8 rows, 4 KiB pages; the floor, 74 MB of K and V at
 // ~30 GB/s, is ~2.5).
 //
+// Extern variant (CPU with AVX-512F, KernelOptions::attentionStage, kernels
+// run in this process only): the general kernel (more than one query row,
+// a one-byte keep mask if any) is the extern stage of AttentionStage.h, the
+// same algorithm in C++ on AVX-512 intrinsics, called per (batch, head)
+// task; AOT libraries, emitted sources, the GPU and the decode variant keep
+// the Halide kernels here.
+//
 // GPU schedules (GpuSchedules.cpp): linear as the matmul; add+LayerNorm a
 // block per row; attention one kernel per (batch, head, block of queries)
 // running the same online softmax, with chunks of
@@ -77,6 +84,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/AttentionStage.h"
 #include "codegen/GpuSchedules.h"
 #include "codegen/KernelSupport.h"
 
@@ -770,6 +778,43 @@ void scheduleDecodeAttention(Func out, Stage stage, DecodeFuncs &f,
   f.pv.vectorize(e, kVectorLanes, TailStrategy::RoundUp);
 }
 
+/// Whether the general CPU kernel is the extern stage of AttentionStage.h:
+/// the options allow it, and the keep mask (if any) has one byte per
+/// element.
+bool attentionOnStage(const KernelContext &ctx, const AttentionOperands &o) {
+  return !ctx.gpu() && ctx.options.attentionStage &&
+         (!o.keep || o.keep->param.type().bytes() == 1);
+}
+
+/// The general CPU kernel as the extern stage: one call per (batch, head),
+/// the parallel tasks, into a task-local block that `out` copies (in
+/// vectors of value channels).
+Func attentionStage(const KernelContext &ctx, const AttentionOperands &o,
+                    const AttentionShape &sh, const AttentionVars &v) {
+  int32_t flags = (o.keep ? kAttentionKeep : 0) |
+                  (o.bias ? kAttentionBias : 0) |
+                  (o.causal ? kAttentionCausal : 0);
+  // Absent masks: q stands in (never read; the flags say so).
+  std::vector<ExternFuncArgument> args = {o.q->param,
+                                          o.k->param,
+                                          o.v->param,
+                                          o.keep ? o.keep->param : o.q->param,
+                                          o.bias ? o.bias->param : o.q->param,
+                                          Expr(flags),
+                                          Expr(o.scale),
+                                          Expr(o.fill)};
+  Func stage = ctx.func("attention");
+  stage.define_extern(kAttentionSymbol, args, Float(32), {v.e, v.i, v.h, v.b});
+  Func out = ctx.func();
+  out(v.e, v.i, v.h, v.b) = stage(v.e, v.i, v.h, v.b);
+  Var task = fuseAll(out, {v.h, v.b}, "task");
+  out.reorder(v.e, v.i, task).parallel(task);
+  if (!sh.staticDv || *sh.staticDv >= kVectorLanes)
+    out.vectorize(v.e, kVectorLanes, outputTail(sh.staticDv, kVectorLanes));
+  stage.compute_at(out, task).store_in(MemoryType::Stack);
+  return out;
+}
+
 llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
   llvm::Expected<AttentionOperands> operands = readAttentionOperands(ctx, op);
   if (!operands)
@@ -778,17 +823,20 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
       *operands, ctx.gpu() ? std::optional<int>(gpu::kAttentionKeyChunk)
                            : std::nullopt);
   AttentionVars vars;
-  AttentionFuncs funcs(ctx);
-  defineAttentionScores(ctx, *operands, shape, vars, funcs);
-  defineOnlineSoftmax(ctx, *operands, shape, vars, funcs);
-  const Var &e = vars.e, &i = vars.i, &h = vars.h, &b = vars.b;
   // The decode variant: CPU, D a multiple of 16, one query row known at
   // compile time. A dynamic Sq gets the general kernel only: the planner
   // adds a one-row kernel beside it (compiled separately, from the op with
   // Sq = 1) where a step needs one (plan/PlanBuilder.cpp, PlanStep::variant).
+  // The general CPU kernel is the extern stage where the host has it.
   bool oneRow = !ctx.gpu() && shape.staticD &&
                 *shape.staticD % kVectorLanes == 0 &&
                 Internal::is_const_one(Internal::simplify(shape.Sq == 1));
+  if (!oneRow && attentionOnStage(ctx, *operands))
+    return attentionStage(ctx, *operands, shape, vars);
+  AttentionFuncs funcs(ctx);
+  defineAttentionScores(ctx, *operands, shape, vars, funcs);
+  defineOnlineSoftmax(ctx, *operands, shape, vars, funcs);
+  const Var &e = vars.e, &i = vars.i, &h = vars.h, &b = vars.b;
   if (oneRow) {
     bool vecE = !shape.staticDv || *shape.staticDv >= kVectorLanes;
     DecodeFuncs dec(ctx);

@@ -10,8 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/KernelSupport.h"
 #include "codegen/AmxMatmul.h"
+#include "codegen/AttentionStage.h"
+#include "codegen/KernelSupport.h"
 #include "codegen/PanelMatmul.h"
 
 #include "ir/Describe.h"
@@ -305,9 +306,12 @@ unsigned compileCostHint(mlir::Operation *op) {
 //===----------------------------------------------------------------------===//
 
 std::string KernelOptions::cacheKey() const {
-  std::string key = amxTiles ? "amx-tiles" : "";
-  if (f32PanelStage)
-    key += key.empty() ? "f32-panel-stage" : " f32-panel-stage";
+  std::string key;
+  for (auto [set, name] : {std::pair{amxTiles, "amx-tiles"},
+                           std::pair{f32PanelStage, "f32-panel-stage"},
+                           std::pair{attentionStage, "attention-stage"}})
+    if (set)
+      key += (key.empty() ? "" : " ") + std::string(name);
   return key;
 }
 
@@ -315,6 +319,7 @@ KernelOptions hostKernelOptions() {
   KernelOptions options;
   options.amxTiles = hostHasAmx();
   options.f32PanelStage = hostHasF32PanelStage();
+  options.attentionStage = hostHasAttentionStage();
   return options;
 }
 

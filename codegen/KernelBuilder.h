@@ -97,15 +97,20 @@ struct KernelOptions {
   /// PanelMatmul.h (AVX-512F, a prefetch of the next panels), under the
   /// same terms.
   bool f32PanelStage = false;
+  /// The CPU attention (more than one query row) through the extern stage of
+  /// AttentionStage.h (AVX-512F), under the same terms.
+  bool attentionStage = false;
 
   /// What the options add to a compiled kernel's cache key: the names of
-  /// those that are set, e.g. "amx-tiles f32-panel-stage", or "".
+  /// those that are set, e.g. "amx-tiles f32-panel-stage attention-stage",
+  /// or "".
   std::string cacheKey() const;
 };
 
 /// The options of kernels compiled to run in this process (the JIT and the
 /// disk cache): AMX tiles where hostHasAmx(), the fp32 panel stage where
-/// hostHasF32PanelStage().
+/// hostHasF32PanelStage(), the attention stage where
+/// hostHasAttentionStage().
 KernelOptions hostKernelOptions();
 
 /// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,

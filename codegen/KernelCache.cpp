@@ -12,6 +12,7 @@
 
 #include "codegen/KernelCache.h"
 #include "codegen/AmxMatmul.h"
+#include "codegen/AttentionStage.h"
 #include "codegen/PanelMatmul.h"
 #include "codegen/Parallel.h"
 
@@ -28,7 +29,7 @@ using namespace Halide;
 namespace tfc::codegen {
 
 /// The C functions kernels call that are not Halide's: the extern stages
-/// (AmxMatmul.h, PanelMatmul.h).
+/// (AmxMatmul.h, PanelMatmul.h, AttentionStage.h).
 static Internal::JITModule externs() {
   static const Internal::JITModule module = [] {
     Internal::JITModule m;
@@ -40,6 +41,9 @@ static Internal::JITModule externs() {
         kPanelMatmulSymbol,
         Internal::JITModule::Symbol(
             reinterpret_cast<void *>(&tfc_panel_matmul_f32)));
+    m.add_symbol_for_export(kAttentionSymbol,
+                            Internal::JITModule::Symbol(
+                                reinterpret_cast<void *>(&tfc_attention_f32)));
     return m;
   }();
   return module;
