@@ -8,8 +8,9 @@
 // (one chunk of keys: per block of 8 query rows, the scores in register
 // tiles of 8 rows x 32 keys, their max, exp and sum, then P V in tiles of 4
 // rows x 64 value channels; keys past a block's last causal one skipped
-// under a plain causal mask), reading Q, K and V where the kernel's inputs
-// hold them (rows dense, any strides: the head split's views). It exists
+// under a plain causal mask), on the kernel's inputs as they are (rows
+// dense, any strides: the head split's views), into the kernel's result
+// (the extern stage is the kernel's output Func). It exists
 // for two reasons: the Halide kernel reached ~45 % of the FMA peak (its
 // copies of Q, K and V, its masks and statistics in separate loop nests),
 // and it was the longest kernel to compile (~1.3 s of GPT-2 small's 3.4 s of
