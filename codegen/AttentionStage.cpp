@@ -459,7 +459,7 @@ std::string checkBuffers(const halide_buffer_t *q, const halide_buffer_t *k,
       return "expects f32 q, k, v and result of rank 4 with dense rows";
   if (k->dim[0].extent != q->dim[0].extent ||
       v->dim[1].extent != k->dim[1].extent || k->dim[1].extent < 1)
-    return "q, k and v disagree in D or Sk";
+    return "q, k and v disagree in D or Sk, or there is no key";
   if (out->dim[0].min != 0 || out->dim[0].extent != v->dim[0].extent)
     return "the block does not cover all value channels";
   for (int d = 1; d < 4; ++d) {
@@ -479,16 +479,8 @@ std::string checkBuffers(const halide_buffer_t *q, const halide_buffer_t *k,
 } // namespace
 
 bool tfc::codegen::hostHasAttentionStage() {
-#if defined(__x86_64__)
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return notSwitchedOff("TFC_HOST_NO_ATTENTION_STAGE") &&
-           __builtin_cpu_supports("avx512f") != 0;
-  }();
+  static const bool has = avx512fStageAllowed("TFC_HOST_NO_ATTENTION_STAGE");
   return has;
-#else
-  return false;
-#endif
 }
 
 extern "C" int tfc_attention_f32(halide_buffer_t *q, halide_buffer_t *k,

@@ -791,7 +791,7 @@ bool attentionOnStage(const KernelContext &ctx, const AttentionOperands &o) {
 /// into the kernel's result (a copy out of a task-local block took ~15 % of
 /// the stage's time in BERT-base).
 Func attentionStage(const KernelContext &ctx, const AttentionOperands &o,
-                    const AttentionShape &sh, const AttentionVars &v) {
+                    const AttentionVars &v) {
   int32_t flags = (o.keep ? kAttentionKeep : 0) |
                   (o.bias ? kAttentionBias : 0) |
                   (o.causal ? kAttentionCausal : 0);
@@ -828,7 +828,7 @@ llvm::Expected<Func> buildAttention(KernelContext &ctx, FusedAttentionOp op) {
                 *shape.staticD % kVectorLanes == 0 &&
                 Internal::is_const_one(Internal::simplify(shape.Sq == 1));
   if (!oneRow && attentionOnStage(ctx, *operands))
-    return attentionStage(ctx, *operands, shape, vars);
+    return attentionStage(ctx, *operands, vars);
   AttentionFuncs funcs(ctx);
   defineAttentionScores(ctx, *operands, shape, vars, funcs);
   defineOnlineSoftmax(ctx, *operands, shape, vars, funcs);

@@ -163,6 +163,15 @@ std::string tfc::codegen::checkBlockRows(const halide_buffer_t *a, int32_t k,
   return "";
 }
 
+bool tfc::codegen::avx512fStageAllowed(const char *name) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return notSwitchedOff(name) && __builtin_cpu_supports("avx512f") != 0;
+#else
+  return false;
+#endif
+}
+
 bool tfc::codegen::notSwitchedOff(const char *name) {
   const char *value = std::getenv(name);
   return !value || std::string(value) != "1";

@@ -172,6 +172,10 @@ StageCall beginStageCall(const char *symbol, halide_buffer_t *a,
 /// switches).
 bool notSwitchedOff(const char *name);
 
+/// Whether this process may run an AVX-512F extern stage that the switch
+/// `name` turns off: an x86-64 CPU with AVX-512F, and notSwitchedOff(name).
+bool avx512fStageAllowed(const char *name);
+
 } // namespace tfc::codegen
 
 #endif // TFC_CODEGEN_PANELBLOCKS_H

@@ -187,16 +187,8 @@ std::string checkBuffers(const halide_buffer_t *a, const halide_buffer_t *b,
 } // namespace
 
 bool tfc::codegen::hostHasF32PanelStage() {
-#if defined(__x86_64__)
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return notSwitchedOff("TFC_HOST_NO_F32_PANEL_STAGE") &&
-           __builtin_cpu_supports("avx512f") != 0;
-  }();
+  static const bool has = avx512fStageAllowed("TFC_HOST_NO_F32_PANEL_STAGE");
   return has;
-#else
-  return false;
-#endif
 }
 
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
