@@ -404,133 +404,65 @@ TEST_P(AttentionTest, MatchesSoftmaxOfMaskedScores) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, AttentionTest,
+    // One case per line or two, as a table.
+    // clang-format off
     ::testing::Values(
         // BERT-like: padding mask [B, 1, 1, Sk], one chunk.
-        AttentionCase{"PaddingMask",
-                      2,
-                      3,
-                      37,
-                      37,
-                      64,
-                      64,
-                      true,
-                      false,
-                      {2, 1, 1, 37},
+        AttentionCase{"PaddingMask", 2, 3, 37, 37, 64, 64, true, false,
+                      {2, 1, 1, 37}, {}},
+        AttentionCase{"NoMaskStatic", 1, 2, 16, 16, 64, 64, false, false, {},
                       {}},
-        AttentionCase{
-            "NoMaskStatic", 1, 2, 16, 16, 64, 64, false, false, {}, {}},
         // GPT-2 prefill: causal, Sq == Sk.
-        AttentionCase{
-            "CausalPrefill", 1, 2, 45, 45, 64, 64, true, true, {}, {}},
-        // Cached decode: the queries are the last Sq of Sk positions.
-        AttentionCase{"CausalDecode", 2, 2, 3, 20, 32, 32, true, true, {}, {}},
-        AttentionCase{"CausalOneQuery", 1, 4, 1, 9, 16, 16, true, true, {}, {}},
-        // Several chunks of the online softmax (Sk > 256), not a multiple.
-        AttentionCase{
-            "LongKeysCausal", 1, 1, 300, 600, 64, 64, true, true, {}, {}},
-        AttentionCase{"LongKeysMasked",
-                      1,
-                      2,
-                      5,
-                      700,
-                      32,
-                      48,
-                      true,
-                      false,
-                      {1, 1, 5, 700},
+        AttentionCase{"CausalPrefill", 1, 2, 45, 45, 64, 64, true, true, {},
                       {}},
+        // Cached decode: the queries are the last Sq of Sk positions.
+        AttentionCase{"CausalDecode", 2, 2, 3, 20, 32, 32, true, true, {},
+                      {}},
+        AttentionCase{"CausalOneQuery", 1, 4, 1, 9, 16, 16, true, true, {},
+                      {}},
+        // Several chunks of the online softmax (Sk > 256), not a multiple.
+        AttentionCase{"LongKeysCausal", 1, 1, 300, 600, 64, 64, true, true,
+                      {}, {}},
+        AttentionCase{"LongKeysMasked", 1, 2, 5, 700, 32, 48, true, false,
+                      {1, 1, 5, 700}, {}},
         // A [Sq, Sk] keep matrix plus causal; random keep leaves some rows
         // fully masked (uniform weights, as the unfused graph).
-        AttentionCase{
-            "KeepMatrixCausal", 2, 2, 12, 12, 16, 16, true, true, {12, 12}, {}},
-        AttentionCase{"FullyMaskedRows",
-                      1,
-                      1,
-                      6,
-                      6,
-                      8,
-                      8,
-                      false,
-                      false,
-                      {1, 1, 6, 6},
-                      {},
-                      -1e4},
+        AttentionCase{"KeepMatrixCausal", 2, 2, 12, 12, 16, 16, true, true,
+                      {12, 12}, {}},
+        AttentionCase{"FullyMaskedRows", 1, 1, 6, 6, 8, 8, false, false,
+                      {1, 1, 6, 6}, {}, -1e4},
         // Additive bias (BERT's extended attention mask) and both.
-        AttentionCase{"AdditiveBias",
-                      2,
-                      2,
-                      10,
-                      14,
-                      24,
-                      40,
-                      true,
-                      false,
-                      {},
+        AttentionCase{"AdditiveBias", 2, 2, 10, 14, 24, 40, true, false, {},
                       {2, 1, 1, 14}},
-        AttentionCase{"BiasAndKeep",
-                      1,
-                      3,
-                      9,
-                      9,
-                      64,
-                      64,
-                      true,
-                      true,
-                      {1, 1, 1, 9},
-                      {1, 3, 9, 9}},
+        AttentionCase{"BiasAndKeep", 1, 3, 9, 9, 64, 64, true, true,
+                      {1, 1, 1, 9}, {1, 3, 9, 9}},
         // More queries than keys under the causal mask: the first rows see
         // no key (uniform weights over all of them: no keys skipped).
-        AttentionCase{"CausalMoreQueriesThanKeys",
-                      1,
-                      2,
-                      10,
-                      6,
-                      16,
-                      16,
-                      true,
-                      true,
-                      {},
-                      {}},
+        AttentionCase{"CausalMoreQueriesThanKeys", 1, 2, 10, 6, 16, 16, true,
+                      true, {}, {}},
         // Value channels past the P V tile's 64 (a tile of 64, then one
         // masked vector of 16).
         AttentionCase{"WideValues", 1, 2, 9, 33, 32, 80, true, true, {}, {}},
         // Small head dims (not a multiple of the vector width).
-        AttentionCase{
-            "TinyHeads", 3, 2, 7, 11, 4, 5, false, false, {3, 1, 1, 11}, {}},
+        AttentionCase{"TinyHeads", 3, 2, 7, 11, 4, 5, false, false,
+                      {3, 1, 1, 11}, {}},
         // One query row (a decode step): with Sq static (1) the one-row
         // kernel, dot products along D and one softmax over all keys
         // (FusedKernels.cpp; the planner compiles it from a copy of the op
         // with Sq = 1); with Sq dynamic the general kernel computes the row.
-        AttentionCase{
-            "DecodeLongCache", 2, 3, 1, 1001, 64, 64, true, true, {}, {}},
-        AttentionCase{"DecodeOddDv", 1, 2, 1, 19, 16, 20, false, true, {}, {}},
-        AttentionCase{"DecodeKeepAndBias",
-                      2,
-                      2,
-                      1,
-                      37,
-                      32,
-                      48,
-                      true,
-                      false,
-                      {2, 1, 1, 37},
-                      {2, 2, 1, 37}},
-        AttentionCase{"DecodeFullyMasked",
-                      1,
-                      1,
-                      1,
-                      6,
-                      16,
-                      16,
-                      false,
-                      false,
-                      {1, 1, 1, 6},
-                      {},
-                      -1e4},
+        AttentionCase{"DecodeLongCache", 2, 3, 1, 1001, 64, 64, true, true,
+                      {}, {}},
+        AttentionCase{"DecodeOddDv", 1, 2, 1, 19, 16, 20, false, true, {},
+                      {}},
+        AttentionCase{"DecodeKeepAndBias", 2, 2, 1, 37, 32, 48, true, false,
+                      {2, 1, 1, 37}, {2, 2, 1, 37}},
+        AttentionCase{"DecodeFullyMasked", 1, 1, 1, 6, 16, 16, false, false,
+                      {1, 1, 1, 6}, {}, -1e4},
         // ... and with a head dim that is not a multiple of 16: the general
         // kernel.
-        AttentionCase{
-            "DecodeTinyHeads", 2, 2, 1, 11, 4, 5, true, true, {}, {}}),
+        AttentionCase{"DecodeTinyHeads", 2, 2, 1, 11, 4, 5, true, true, {},
+                      {}}),
+    // clang-format on
     [](const ::testing::TestParamInfo<AttentionCase> &info) {
       return std::string(info.param.name);
     });

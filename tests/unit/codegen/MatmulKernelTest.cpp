@@ -471,116 +471,68 @@ TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulPanelTest,
+    // One case per line or two, as a table.
+    // clang-format off
     ::testing::Values(
         // Static rows, two exact panels.
-        PanelCase{
-            "ExactPanels", "16x32", {16, 32}, 32, 96, false, false, false},
+        PanelCase{"ExactPanels", "16x32", {16, 32}, 32, 96, false, false,
+                  false},
         // N = 100: the last panel has 4 columns (guarded stores); static
         // row tails.
-        PanelCase{
-            "StaticTails", "130x96", {130, 96}, 96, 100, false, false, false},
+        PanelCase{"StaticTails", "130x96", {130, 96}, 96, 100, false, false,
+                  false},
         // nn.Linear's [N, K], packed with transpose_b; dynamic rows.
-        PanelCase{
-            "TransposedSource", "?x24", {37, 24}, 24, 70, true, false, true},
-        // Dynamic batch and rows, N = 50.
-        PanelCase{"DynamicBatchAndSeq",
-                  "?x?x40",
-                  {3, 19, 40},
-                  40,
-                  50,
-                  false,
-                  false,
-                  false},
-        // The GEMV variant on panels: 6 rows at run time, N tail.
-        PanelCase{"GemvDynamicRows",
-                  "?x?x64",
-                  {2, 3, 64},
-                  64,
-                  100,
-                  false,
-                  false,
+        PanelCase{"TransposedSource", "?x24", {37, 24}, 24, 70, true, false,
                   true},
+        // Dynamic batch and rows, N = 50.
+        PanelCase{"DynamicBatchAndSeq", "?x?x40", {3, 19, 40}, 40, 50, false,
+                  false, false},
+        // The GEMV variant on panels: 6 rows at run time, N tail.
+        PanelCase{"GemvDynamicRows", "?x?x64", {2, 3, 64}, 64, 100, false,
+                  false, true},
         // One row (a decode step), one panel exactly.
-        PanelCase{"GemvSingleRow", "?x64", {1, 64}, 64, 48, true, false, false},
-        // Nine rows: the tiles, in the same kernel as the GEMV.
-        PanelCase{"NineRowsTiled",
-                  "?x?x64",
-                  {3, 3, 64},
-                  64,
-                  100,
-                  false,
-                  false,
+        PanelCase{"GemvSingleRow", "?x64", {1, 64}, 64, 48, true, false,
                   false},
+        // Nine rows: the tiles, in the same kernel as the GEMV.
+        PanelCase{"NineRowsTiled", "?x?x64", {3, 3, 64}, 64, 100, false,
+                  false, false},
         PanelCase{"LongK", "?x768", {20, 768}, 768, 144, true, false, true},
         // K in 8 parts: read side by side at up to 128 result rows (LongK),
         // one after another above (here 2 x 100 rows).
-        PanelCase{"LongKManyRows",
-                  "?x?x256",
-                  {2, 100, 256},
-                  256,
-                  96,
-                  false,
-                  false,
-                  false},
+        PanelCase{"LongKManyRows", "?x?x256", {2, 100, 256}, 256, 96, false,
+                  false, false},
         // A long K that is not a multiple of the fp32 panel stage's 4 steps
         // per iteration (and past 1024: its blocks one panel wide); a row
         // tail, a padded last panel, a batch.
-        PanelCase{"LongOddK",
-                  "?x?x1102",
-                  {2, 13, 1102},
-                  1102,
-                  100,
-                  true,
-                  false,
-                  true},
+        PanelCase{"LongOddK", "?x?x1102", {2, 13, 1102}, 1102, 100, true,
+                  false, true},
         // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
         // is not a multiple of it (the last tile shifted inwards).
-        PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false, false},
-        PanelCase{
-            "TransposedKTail", "?x40", {9, 40}, 40, 50, true, false, false},
-        // bf16 panels (pairs of K): tiles with vdpbf16ps, and the GEMV.
-        PanelCase{
-            "Bf16ExactPanels", "16x32", {16, 32}, 32, 96, false, true, false},
-        PanelCase{
-            "Bf16StaticTails", "130x96", {130, 96}, 96, 100, true, true, true},
-        PanelCase{"Bf16DynamicBatchAndSeq",
-                  "?x?x40",
-                  {3, 19, 40},
-                  40,
-                  50,
-                  false,
-                  true,
+        PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
                   false},
-        PanelCase{"Bf16GemvDynamicRows",
-                  "?x?x64",
-                  {2, 3, 64},
-                  64,
-                  100,
-                  true,
-                  true,
-                  true},
-        PanelCase{
-            "Bf16GemvSingleRow", "?x34", {1, 34}, 34, 60, false, true, false},
-        PanelCase{"Bf16LongK", "?x768", {20, 768}, 768, 96, true, true, false},
+        PanelCase{"TransposedKTail", "?x40", {9, 40}, 40, 50, true, false,
+                  false},
+        // bf16 panels (pairs of K): tiles with vdpbf16ps, and the GEMV.
+        PanelCase{"Bf16ExactPanels", "16x32", {16, 32}, 32, 96, false, true,
+                  false},
+        PanelCase{"Bf16StaticTails", "130x96", {130, 96}, 96, 100, true,
+                  true, true},
+        PanelCase{"Bf16DynamicBatchAndSeq", "?x?x40", {3, 19, 40}, 40, 50,
+                  false, true, false},
+        PanelCase{"Bf16GemvDynamicRows", "?x?x64", {2, 3, 64}, 64, 100, true,
+                  true, true},
+        PanelCase{"Bf16GemvSingleRow", "?x34", {1, 34}, 34, 60, false, true,
+                  false},
+        PanelCase{"Bf16LongK", "?x768", {20, 768}, 768, 96, true, true,
+                  false},
         // AMX blocks (K a multiple of 32): rows past one block of 128 and
         // not a multiple of 32, two column blocks and a padded panel,
         // batches; a row count the GEMV takes, and exact blocks.
-        PanelCase{"Bf16BlockTails",
-                  "?x?x64",
-                  {2, 150, 64},
-                  64,
-                  250,
-                  false,
-                  true,
-                  true},
-        PanelCase{"Bf16ExactBlocks",
-                  "128x96",
-                  {128, 96},
-                  96,
-                  192,
-                  true,
-                  true,
+        PanelCase{"Bf16BlockTails", "?x?x64", {2, 150, 64}, 64, 250, false,
+                  true, true},
+        PanelCase{"Bf16ExactBlocks", "128x96", {128, 96}, 96, 192, true, true,
                   false}),
+    // clang-format on
     [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
     });
