@@ -215,7 +215,7 @@ extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                                    int32_t k, int32_t n, const void *result,
                                    halide_buffer_t *out) {
   StageCall call = beginStageCall(
-      kAmxMatmulSymbol, a, b, out,
+      kAmxMatmulSymbol, {a, b, out},
       [&] {
         answerBlockQuery(a, b, k, out,
                          {2, kPanel, k / 2, (n + kPanel - 1) / kPanel});

@@ -490,17 +490,12 @@ extern "C" int tfc_attention_f32(halide_buffer_t *q, halide_buffer_t *k,
                                  halide_buffer_t *out) {
   // Every input is a kernel input (an ImageParam), read where it is: the
   // bounds query needs no answer beyond the regions Halide described.
-  for (halide_buffer_t *buf : {q, k, v, keep, bias, out})
-    if (buf->is_bounds_query())
-      return 0;
-  std::string problem = checkBuffers(q, k, v, keep, bias, flags, out);
-  if (problem.empty() && !hostHasAttentionStage())
-    problem = "this process cannot use AVX-512F";
-  if (!problem.empty()) {
-    recordKernelRuntimeError(
-        (std::string(kAttentionSymbol) + ": " + problem).c_str());
-    return -1;
-  }
+  StageCall call = beginStageCall(
+      kAttentionSymbol, {q, k, v, keep, bias, out}, [] {},
+      [&] { return checkBuffers(q, k, v, keep, bias, flags, out); },
+      hostHasAttentionStage(), "this process cannot use AVX-512F");
+  if (call != StageCall::Compute)
+    return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
   Problem p{q->dim[0].extent,
             v->dim[0].extent,

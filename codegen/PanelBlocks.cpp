@@ -177,16 +177,16 @@ bool tfc::codegen::notSwitchedOff(const char *name) {
   return !value || std::string(value) != "1";
 }
 
-StageCall
-tfc::codegen::beginStageCall(const char *symbol, halide_buffer_t *a,
-                             halide_buffer_t *b, halide_buffer_t *out,
-                             const std::function<void()> &answerQuery,
-                             const std::function<std::string()> &check,
-                             bool hostCan, const char *hostCannot) {
-  if (a->is_bounds_query() || b->is_bounds_query() || out->is_bounds_query()) {
-    answerQuery();
-    return StageCall::Answered;
-  }
+StageCall tfc::codegen::beginStageCall(
+    const char *symbol, std::initializer_list<const halide_buffer_t *> buffers,
+    const std::function<void()> &answerQuery,
+    const std::function<std::string()> &check, bool hostCan,
+    const char *hostCannot) {
+  for (const halide_buffer_t *buf : buffers)
+    if (buf->is_bounds_query()) {
+      answerQuery();
+      return StageCall::Answered;
+    }
   std::string problem = check();
   if (problem.empty() && !hostCan)
     problem = hostCannot;

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -156,14 +157,14 @@ std::string checkBlockRows(const halide_buffer_t *a, int32_t k,
 /// How an extern stage's call begins (beginStageCall).
 enum class StageCall { Answered, Refused, Compute };
 
-/// The start of a call of the extern stage `symbol` on `a`, `b`, `out`: a
-/// bounds query is answered by `answerQuery` (Answered); otherwise, where
-/// `check` gives a reason (the buffers), or `hostCan` is false
-/// (`hostCannot` says why), the reason is reported through the kernel's
-/// error (recordKernelRuntimeError) prefixed with `symbol` (Refused); else
-/// Compute.
-StageCall beginStageCall(const char *symbol, halide_buffer_t *a,
-                         halide_buffer_t *b, halide_buffer_t *out,
+/// The start of a call of the extern stage `symbol` on `buffers` (its
+/// inputs and result): a bounds query is answered by `answerQuery`
+/// (Answered); otherwise, where `check` gives a reason (the buffers), or
+/// `hostCan` is false (`hostCannot` says why), the reason is reported
+/// through the kernel's error (recordKernelRuntimeError) prefixed with
+/// `symbol` (Refused); else Compute.
+StageCall beginStageCall(const char *symbol,
+                         std::initializer_list<const halide_buffer_t *> buffers,
                          const std::function<void()> &answerQuery,
                          const std::function<std::string()> &check,
                          bool hostCan, const char *hostCannot);

@@ -195,7 +195,7 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, const void *result,
                                     halide_buffer_t *out) {
   StageCall call = beginStageCall(
-      kPanelMatmulSymbol, a, b, out,
+      kPanelMatmulSymbol, {a, b, out},
       [&] {
         answerBlockQuery(a, b, k, out, {kPanel, k, (n + kPanel - 1) / kPanel});
       },
