@@ -9,12 +9,16 @@
 // of 8 x 48 (24 AVX-512 accumulators, K in order, 4 steps per iteration),
 // the next column block's panels prefetched into L2 (prefetcht1) spread
 // over the block, and the block copied into the result (the epilogue). The
-// weights rotate over 12 copies, so they come from DRAM as in a 12-layer
-// model.
+// weights rotate over 12 copies, as a 12-layer model's (12 copies of a
+// BERT-base weight, 28-113 MB, may stay in a large L3: tile_levels.cpp
+// times L3 and DRAM apart).
 //
-// Two block shapes are timed in turn in one process, with the fp32 FMA peak
-// (the loop of tools/tfc/MachineLimits.cpp) after each pair; it prints each
-// shape's median as a percentage of the peak's median.
+// Two block shapes are timed in turn in one process, with 20 bursts of the
+// fp32 FMA peak loop (panel_tile.h) after each pair; it prints each shape's
+// median as a percentage of the fastest burst, as tfc bench --profile does.
+// (Until session 21 it divided by the median of one burst per pair, which
+// on this host read 8-12 % below the fastest: its session 20 percentages
+// are that much higher than tfc bench --profile's.)
 //
 //   g++ -O3 -std=c++17 -o /tmp/panel_blocks bench/panel_blocks.cpp
 //   taskset -c 0 /tmp/panel_blocks M K N REPS BM1 BP1 BM2 BP2
@@ -23,115 +27,18 @@
 // Session 20 (Emerald Rapids, L2 2 MiB): at K = 3072 one panel per block
 // beats two by 4-5 points at M = 128 and 1024; at K = 768 two panels are
 // level or 1-4 points ahead.
-#include <immintrin.h>
+#include "panel_tile.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+using namespace panel_tile;
+
 namespace {
-constexpr int kPanel = 48, kRows = 8, kSteps = 4, kAhead = 32, kCopies = 12;
-
-#define AVX512 __attribute__((target("avx512f")))
-#define AVX512_INLINE __attribute__((target("avx512f"), always_inline)) inline
-
-/// The next column block's panels, `lines` cache lines per step().
-struct Prefetch {
-  const char *next = nullptr, *end = nullptr;
-  long lines = 0;
-  AVX512_INLINE void step() {
-    for (long i = 0; i < lines && next < end; ++i, next += 64)
-      _mm_prefetch(next, _MM_HINT_T1);
-  }
-};
-
-struct Acc {
-  __m512 v[kRows][3];
-};
-
-AVX512_INLINE void fmaStep(Acc &acc, const float *a, long lda, long k,
-                           const float *bk) {
-  __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16),
-         b2 = _mm512_loadu_ps(bk + 32);
-#pragma GCC unroll 8
-  for (int m = 0; m < kRows; ++m) {
-    __m512 x = _mm512_set1_ps(a[k + m * lda]);
-    acc.v[m][0] = _mm512_fmadd_ps(x, b0, acc.v[m][0]);
-    acc.v[m][1] = _mm512_fmadd_ps(x, b1, acc.v[m][1]);
-    acc.v[m][2] = _mm512_fmadd_ps(x, b2, acc.v[m][2]);
-  }
-}
-
-/// 8 rows of A times one panel into c (rows ldc apart); the first row tile
-/// of a panel looks kAhead steps ahead into L1, as the stage does.
-__attribute__((noinline)) AVX512 void tile8(const float *a, long lda,
-                                            const float *panel, int k, float *c,
-                                            long ldc, Prefetch &pf,
-                                            bool ahead) {
-  Acc acc;
-  for (auto &row : acc.v)
-    for (__m512 &v : row)
-      v = _mm512_setzero_ps();
-  long kk = 0;
-  for (; kk + kSteps <= k; kk += kSteps) {
-    pf.step();
-    const float *bk = panel + kk * kPanel;
-    if (ahead)
-      for (int i = 0; i < kSteps * kPanel * 4; i += 64)
-        _mm_prefetch(reinterpret_cast<const char *>(bk + kAhead * kPanel) + i,
-                     _MM_HINT_T0);
-#pragma GCC unroll 4
-    for (int s = 0; s < kSteps; ++s)
-      fmaStep(acc, a, lda, kk + s, bk + s * kPanel);
-  }
-  for (; kk < k; ++kk)
-    fmaStep(acc, a, lda, kk, panel + kk * kPanel);
-  for (int m = 0; m < kRows; ++m)
-    for (int j = 0; j < 3; ++j)
-      _mm512_storeu_ps(c + m * ldc + j * 16, acc.v[m][j]);
-}
-
-alignas(64) float gPeakA[8 * 256];
-alignas(64) float gPeakB[48 * 256];
-volatile float gSink; // read by nobody: volatile keeps the peak loop
-
-/// 24 accumulators and the tile's loads, all in L1: the FMA peak.
-__attribute__((noinline)) AVX512 void peak(int passes) {
-  __m512 c[24];
-  for (__m512 &v : c)
-    v = _mm512_setzero_ps();
-  for (int p = 0; p < passes; ++p)
-    for (int k = 0; k < 256; ++k) {
-      __m512 b0 = _mm512_load_ps(gPeakB + k * 48),
-             b1 = _mm512_load_ps(gPeakB + k * 48 + 16),
-             b2 = _mm512_load_ps(gPeakB + k * 48 + 32);
-#pragma GCC unroll 8
-      for (int m = 0; m < 8; ++m) {
-        __m512 x = _mm512_set1_ps(gPeakA[k * 8 + m]);
-        c[m * 3] = _mm512_fmadd_ps(x, b0, c[m * 3]);
-        c[m * 3 + 1] = _mm512_fmadd_ps(x, b1, c[m * 3 + 1]);
-        c[m * 3 + 2] = _mm512_fmadd_ps(x, b2, c[m * 3 + 2]);
-      }
-    }
-  __m512 t = c[0];
-  for (int i = 1; i < 24; ++i)
-    t = _mm512_add_ps(t, c[i]);
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, t);
-  float sum = 0; // every lane, or the compiler keeps only the one read
-  for (float lane : lanes)
-    sum += lane;
-  gSink = sum;
-}
-
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+constexpr int kCopies = 12;
 
 struct Shape {
   int m, k, n;
@@ -145,13 +52,9 @@ void product(const Shape &s, const float *a, const float *panels, float *c,
   for (int p0 = 0; p0 < count; p0 += bp)
     for (int r0 = 0; r0 < s.m; r0 += bm) {
       Prefetch pf;
-      if (r0 + bm >= s.m && p0 + bp < count) {
-        pf.next =
-            reinterpret_cast<const char *>(panels + (p0 + bp) * panelFloats);
-        pf.end = pf.next + bp * panelFloats * 4;
-        long steps = long(bp) * (bm / kRows) * (s.k / kSteps);
-        pf.lines = ((pf.end - pf.next) / 64 + steps - 1) / steps;
-      }
+      if (r0 + bm >= s.m && p0 + bp < count)
+        pf.spread(panels + (p0 + bp) * panelFloats, bp * panelFloats * 4,
+                  long(bp) * (bm / kRows) * (s.k / kSteps));
       for (int p = p0; p < p0 + bp; ++p)
         for (int r = 0; r < bm; r += kRows)
           tile8(a + long(r0 + r) * s.k, s.k, panels + p * panelFloats, s.k,
@@ -163,10 +66,6 @@ void product(const Shape &s, const float *a, const float *panels, float *c,
     }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -192,8 +91,6 @@ int main(int argc, char **argv) {
     w[i] = float(i % 97) * 1e-3f;
   for (long i = 0; i < long(s.m) * s.k; ++i)
     a[i] = float(i % 89) * 1e-3f;
-  std::fill(std::begin(gPeakA), std::end(gPeakA), 1e-3f);
-  std::fill(std::begin(gPeakB), std::end(gPeakB), 1e-3f);
   std::vector<float> blk(size_t(std::max(bm[0] * bp[0], bm[1] * bp[1])) *
                          kPanel);
   std::vector<double> times[2], peaks;
@@ -204,11 +101,10 @@ int main(int argc, char **argv) {
       product(s, a, w + (copy++ % kCopies) * wFloats, c, bm[v], bp[v], blk);
       times[v].push_back(now() - t0);
     }
-    double t0 = now();
-    peak(40);
-    peaks.push_back(now() - t0);
+    for (double g : peakBursts(20))
+      peaks.push_back(g);
   }
-  double peakGflops = 2.0 * 16 * 24 * 256 * 40 / median(peaks) / 1e9;
+  double peakGflops = best(peaks);
   double flops = 2.0 * s.m * s.k * s.n;
   std::printf("M=%d K=%d N=%d, FMA peak %.1f GFLOP/s:", s.m, s.k, s.n,
               peakGflops);
