@@ -843,28 +843,72 @@ Expr externBlockN(ExternProduct stage, const Expr &k) {
   return Internal::simplify(select(k >= kOnePanelK, kTileN, kExternBlockN));
 }
 
+/// The extern blocks run with the row blocks outermost where A is larger
+/// than this (floats: 2 MiB, a core's L2 on Emerald Rapids), each batch
+/// entry has whole blocks of kExternBlockM rows, and K is below kOnePanelK.
+/// A block's 128 rows of A then stay in L2 while the columns' blocks stream
+/// the panels (from L3 after the first row block). With the columns
+/// outermost, each column block reads all of A again, which at BERT b8 (3
+/// MiB of A) comes from L3: 81-82 % of the FMA peak against 86-88 %
+/// (bench/tile_levels.cpp); `bench/micro/linear.tfm` at M = 1024, K = 768:
+/// 4-5 % faster, fp32 and bf16 (docs/benchmarks.md, "Session 21"). Not:
+/// - with fewer rows per entry: every entry would stream every panel again
+///   (64 rows x 16 entries: 2 % slower);
+/// - where A fits L2 (M = 256: 1 % slower; 512: level);
+/// - from kOnePanelK on, where 128 rows of A (1.5 MB at K = 3072) and the
+///   panels no longer fit L2 together (3 % slower).
+constexpr int64_t kRowsOuterAFloats = int64_t(1) << 19;
+
+/// Whether `out` (the result, of `rank` dims) over K = `k` runs with the row
+/// blocks outermost (kRowsOuterAFloats).
+Expr rowsOuterBlocks(Func out, int rank, const Expr &k) {
+  // Halide's dims: N, M, batch...
+  OutputImageParam result = out.output_buffer();
+  Expr floatsOfA = cast<int64_t>(k);
+  for (int d = 1; d < rank; ++d)
+    floatsOfA *= cast<int64_t>(result.dim(d).extent());
+  return Internal::simplify(
+      k < kOnePanelK && result.dim(1).extent() >= kExternBlockM &&
+      floatsOfA > Internal::make_const(Int(64), kRowsOuterAFloats));
+}
+
 /// A's copy (if any) stored once, in parallel rows; blocks of `blockN` x
 /// kExternBlockM on `out`, the column blocks in parallel, the extern stage
-/// per block, the epilogue in vectors.
+/// per block, the epilogue in vectors. Columns outermost, or rows outermost
+/// (a specialization, rowsOuterBlocks on K = `k`).
 void scheduleExternBlocks(Func out, TiledFuncs &t, const std::vector<Var> &vars,
-                          const Expr &blockN) {
+                          const Expr &k, const Expr &blockN) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
-  Var no("xno"), ni("xni"), mo("xmo"), mi("xmi");
-  std::vector<VarOrRVar> order = {ni, mi, mo};
-  for (int axis = rank - 3; axis >= 0; --axis)
-    order.push_back(vars[axis]);
-  order.push_back(no);
-  out.split(n, no, ni, blockN, TailStrategy::GuardWithIf)
-      .split(m, mo, mi, kExternBlockM, TailStrategy::GuardWithIf)
-      .reorder(order)
-      .vectorize(ni, kVectorLanes)
-      .parallel(no);
+  // The block's loop is named "xmo" in both orders (the columns' loop when
+  // the rows are outermost), so that the product is computed at it in
+  // each.
+  Var block("xmo"), other("xno"), ni("xni"), mi("xmi");
+  auto blocks = [&](Stage s, bool rowsOuter) {
+    Var no = rowsOuter ? block : other, mo = rowsOuter ? other : block;
+    std::vector<VarOrRVar> order = {ni, mi};
+    if (rowsOuter)
+      order.push_back(no);
+    order.push_back(mo);
+    for (int axis = rank - 3; axis >= 0; --axis)
+      order.push_back(vars[axis]);
+    if (!rowsOuter)
+      order.push_back(no);
+    s.split(n, no, ni, blockN, TailStrategy::GuardWithIf)
+        .split(m, mo, mi, kExternBlockM, TailStrategy::GuardWithIf)
+        .reorder(order)
+        .vectorize(ni, kVectorLanes)
+        .parallel(no);
+  };
+  Expr rowsOuter = rowsOuterBlocks(out, rank, k);
+  if (!Internal::is_const_zero(rowsOuter))
+    blocks(out.specialize(rowsOuter), true);
+  blocks(out, false);
   // The block's size is dynamic (its edge blocks are cut): in Halide's
   // pseudostack it is allocated once per task, not malloc'd per block
   // (no difference measurable in whole-model runs; the attention's blocks
   // gained ~10 % the same way, FusedKernels.cpp).
-  t.prod.compute_at(out, mo).store_in(MemoryType::Stack);
+  t.prod.compute_at(out, block).store_in(MemoryType::Stack);
   if (t.apack.defined())
     packARows(t);
 }
@@ -1202,7 +1246,8 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
     if (stage != ExternProduct::None)
-      scheduleExternBlocks(out, tiled, vars, externBlockN(stage, kExtent));
+      scheduleExternBlocks(out, tiled, vars, kExtent,
+                           externBlockN(stage, kExtent));
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else

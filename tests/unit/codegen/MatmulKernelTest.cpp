@@ -506,6 +506,11 @@ INSTANTIATE_TEST_SUITE_P(
         // tail, a padded last panel, a batch.
         PanelCase{"LongOddK", "?x?x1102", {2, 13, 1102}, 1102, 100, true,
                   false, true},
+        // A larger than 2 MiB in whole blocks of 128 rows per batch entry:
+        // the extern blocks with the rows outermost (MatmulKernel.cpp,
+        // rowsOuterBlocks); a row tail (260 = 2 x 128 + 4), a padded panel.
+        PanelCase{"RowsOuterBlocks", "?x?x700", {3, 260, 700}, 700, 100,
+                  false, false, true},
         // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
         // is not a multiple of it (the last tile shifted inwards).
         PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
@@ -531,14 +536,18 @@ INSTANTIATE_TEST_SUITE_P(
         PanelCase{"Bf16BlockTails", "?x?x64", {2, 150, 64}, 64, 250, false,
                   true, true},
         PanelCase{"Bf16ExactBlocks", "128x96", {128, 96}, 96, 192, true, true,
-                  false}),
+                  false},
+        // AMX blocks with the rows outermost (as RowsOuterBlocks).
+        PanelCase{"Bf16RowsOuterBlocks", "?x?x704", {3, 260, 704}, 704, 100,
+                  true, true, true}),
     // clang-format on
     [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
     });
 
 // Shape-generic (K, panels and N at run time): the stage's blocks with row
-// and column tails; the GEMV on 6 rows and on one; a long odd K with a batch.
+// and column tails; the GEMV on 6 rows and on one; a long odd K with a batch;
+// the blocks with the rows outermost.
 INSTANTIATE_TEST_SUITE_P(
     GenericShapes, MatmulPanelTest,
     ::testing::Values(
@@ -561,6 +570,15 @@ INSTANTIATE_TEST_SUITE_P(
                   1102,
                   250,
                   true,
+                  false,
+                  true,
+                  true},
+        PanelCase{"RowsOuterBlocks",
+                  "?x?x700",
+                  {3, 260, 700},
+                  700,
+                  100,
+                  false,
                   false,
                   true,
                   true}),
