@@ -12,12 +12,15 @@
 //   L3           M = 128, K = 768, 64 panels (BERT's FFN up, 9 MiB): the same
 //                weight every time, so from L3 after the first;
 //   DRAM         the same, each time another of copies filling 1 GiB (more
-//                than this host's L3), in transparent huge pages as tfc's
-//                weights; the next panel prefetched into L2 over the current
-//                one's row tiles, as the stage prefetches its next block;
-//   DRAM, no pf  the same without that prefetch;
+//                than this host's L3);
+//   DRAM, no pf  the same without the prefetch below;
 //   A from L3    M = 1024 (BERT b8), K = 768, 64 panels from L3: each panel's
 //                row tiles read all of A (3 MiB, more than L2).
+//
+// All storage is in transparent huge pages, as tfc's weights. But for "L1"
+// and "DRAM, no pf", each panel's row tiles prefetch the next panel into L2
+// (prefetcht1, spread over their steps), as the stage prefetches its next
+// block.
 //
 // Each round times every case once, then 20 bursts of the FMA peak loop;
 // it prints each case's median GFLOP/s as a percentage of the fastest burst
