@@ -10,7 +10,8 @@
 //
 // The peak: the loop of tools/tfc/MachineLimits.cpp (the tile's own
 // instructions with every operand in L1), timed in bursts of ~44 us; tfc
-// bench --profile takes the fastest of 300 bursts, and so does peakGflops().
+// bench --profile takes the fastest of 300 bursts, as best(peakBursts(n))
+// does of n.
 #ifndef TFC_BENCH_PANEL_TILE_H
 #define TFC_BENCH_PANEL_TILE_H
 
