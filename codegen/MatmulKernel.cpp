@@ -845,7 +845,7 @@ Expr externBlockN(ExternProduct stage, const Expr &k) {
 
 /// The extern blocks run with the row blocks outermost where A is larger
 /// than this (floats: 2 MiB, a core's L2 on Emerald Rapids), each batch
-/// entry has whole blocks of kExternBlockM rows, and K is below kOnePanelK.
+/// entry has at least kExternBlockM rows, and K is below kOnePanelK.
 /// A block's 128 rows of A then stay in L2 while the columns' blocks stream
 /// the panels (from L3 after the first row block). With the columns
 /// outermost, each column block reads all of A again, which at BERT b8 (3
@@ -880,20 +880,19 @@ void scheduleExternBlocks(Func out, TiledFuncs &t, const std::vector<Var> &vars,
                           const Expr &k, const Expr &blockN) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
-  // The block's loop is named "xmo" in both orders (the columns' loop when
-  // the rows are outermost), so that the product is computed at it in
-  // each.
+  // The block's loop, the third innermost in both orders, is named "xmo"
+  // in both (the columns' loop when the rows are outermost), so that the
+  // product is computed at it in each; `other` is the other blocks' loop.
   Var block("xmo"), other("xno"), ni("xni"), mi("xmi");
   auto blocks = [&](Stage s, bool rowsOuter) {
     Var no = rowsOuter ? block : other, mo = rowsOuter ? other : block;
-    std::vector<VarOrRVar> order = {ni, mi};
+    std::vector<VarOrRVar> order = {ni, mi, block};
     if (rowsOuter)
-      order.push_back(no);
-    order.push_back(mo);
+      order.push_back(other);
     for (int axis = rank - 3; axis >= 0; --axis)
       order.push_back(vars[axis]);
     if (!rowsOuter)
-      order.push_back(no);
+      order.push_back(other);
     s.split(n, no, ni, blockN, TailStrategy::GuardWithIf)
         .split(m, mo, mi, kExternBlockM, TailStrategy::GuardWithIf)
         .reorder(order)
