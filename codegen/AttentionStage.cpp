@@ -27,6 +27,7 @@
 #include "codegen/PanelBlocks.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -255,7 +256,7 @@ TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
                                   const std::vector<__mmask16> &rowless,
                                   float *s, float *rowMax) {
   for (int r = 0; r < kRows; ++r)
-    rowMax[r] = -3.402823466e38f;
+    rowMax[r] = std::numeric_limits<float>::lowest();
   const float *qr[kRows];
   for (int r = 0; r < kRows; ++r)
     qr[r] = q + (rows[r] - rows[0]) * p.D;
