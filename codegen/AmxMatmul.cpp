@@ -168,10 +168,11 @@ TFC_AMX_TARGET void product2D(const Block2D<uint16_t> &blk,
 /// block32's calls (row groups of each batch entry, column pairs) times
 /// theirs.
 PanelPrefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
-                           int k, const void *result,
+                           int k, const void *result, bool rowsOuter,
                            const halide_buffer_t *out) {
-  PanelPrefetch pf = planPanelPrefetch(a, out, b->host, long(k) * kPanel * 2,
-                                       b->dim[3].extent, kPanel, result);
+  PanelPrefetch pf =
+      planPanelPrefetch(a, out, b->host, long(k) * kPanel * 2, b->dim[3].extent,
+                        kPanel, result, rowsOuter);
   int rows = out->dim[1].extent, width = out->dim[0].extent;
   long entries = batchEntries(out);
   pf.spread(entries * ((rows + kBlockRows - 1) / kBlockRows) *
@@ -213,7 +214,7 @@ bool tfc::codegen::hostHasAmx() {
 
 extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                                    int32_t k, int32_t n, const void *result,
-                                   halide_buffer_t *out) {
+                                   int32_t rows_outer, halide_buffer_t *out) {
   StageCall call = beginStageCall(
       kAmxMatmulSymbol, {a, b, out},
       [&] {
@@ -225,7 +226,7 @@ extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
   if (call != StageCall::Compute)
     return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
-  PanelPrefetch pf = planPrefetch(a, b, k, result, out);
+  PanelPrefetch pf = planPrefetch(a, b, k, result, rows_outer != 0, out);
   loadTileConfig();
   forEachBlock2D<uint16_t>(a, out, [&](const Block2D<uint16_t> &blk) {
     product2D(blk, reinterpret_cast<const uint16_t *>(b->host), k, pf);

@@ -41,13 +41,14 @@ bool hostHasAmx();
 /// panels [ceil(N / 48), K / 2, 48, 2] (tfc.pack_panels), dense, zero past N;
 /// `k`, `n`: K (a multiple of 32) and N; `result`: a handle to the kernel's
 /// result buffer (or null), whose lines under the block the stage prefetches
-/// for the epilogue (PanelBlocks.h); `out`: the block of the f32 product to
-/// compute (dims N, M, batch..., any mins). Answers Halide's bounds
+/// for the epilogue (PanelBlocks.h); `rows_outer`: as the fp32 stage's
+/// (PanelMatmul.h); `out`: the block of the f32 product to compute (dims N,
+/// M, batch..., any mins). Answers Halide's bounds
 /// queries. Returns 0, or non-zero after saying why through
 /// recordKernelRuntimeError (no AMX in this process, a buffer it cannot
 /// read).
 extern "C" int tfc_amx_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                                    int32_t k, int32_t n, const void *result,
-                                   halide_buffer_t *out);
+                                   int32_t rows_outer, halide_buffer_t *out);
 
 #endif // TFC_CODEGEN_AMXMATMUL_H

@@ -814,11 +814,13 @@ ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
 /// over the result's axis-ordered `vars`, reading `a`: A with dense rows of K
 /// (the AMX stage's bf16 copy, stored once per call, or the fp32 stage's
 /// input itself: each block reads all of K). `k` and `n` as the stage takes
-/// them (constants, or read at run time).
+/// them (constants, or read at run time); `rowsOuter`: whether the blocks run
+/// with the row blocks outermost (rowsOuterBlocks), which the stage's
+/// prefetch needs to know.
 Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
                          ExternFuncArgument a, const TensorInput &b,
                          const std::vector<Var> &vars, Expr k, Expr n,
-                         const Func &result) {
+                         const Func &result, const Expr &rowsOuter) {
   bool amx = which == ExternProduct::AmxBf16;
   Func prod = ctx.func(amx ? "amx" : "panel");
   // `result`, the kernel's output (buildMatmulWithEpilogue's callers return
@@ -828,7 +830,8 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
   // (PanelBlocks.h).
   Expr resultBuffer =
       Internal::Variable::make(Handle(), result.name() + ".buffer");
-  std::vector<ExternFuncArgument> args = {a, b.param, k, n, resultBuffer};
+  std::vector<ExternFuncArgument> args = {
+      a, b.param, k, n, resultBuffer, cast<int32_t>(rowsOuter)};
   prod.define_extern(amx ? kAmxMatmulSymbol : kPanelMatmulSymbol, args,
                      Float(32), std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;
@@ -859,25 +862,24 @@ Expr externBlockN(ExternProduct stage, const Expr &k) {
 ///   panels no longer fit L2 together (3 % slower).
 constexpr int64_t kRowsOuterAFloats = int64_t(1) << 19;
 
-/// Whether `out` (the result, of `rank` dims) over K = `k` runs with the row
-/// blocks outermost (kRowsOuterAFloats).
-Expr rowsOuterBlocks(Func out, int rank, const Expr &k) {
-  // Halide's dims: N, M, batch...
-  OutputImageParam result = out.output_buffer();
+/// Whether the product of `a` (with the result's rank and batch dims:
+/// externProduct) over K = `k` runs with the row blocks outermost
+/// (kRowsOuterAFloats).
+Expr rowsOuterBlocks(const TensorInput &a, const Expr &k) {
   Expr floatsOfA = cast<int64_t>(k);
-  for (int d = 1; d < rank; ++d)
-    floatsOfA *= cast<int64_t>(result.dim(d).extent());
+  for (int axis = 0; axis < a.rank() - 1; ++axis)
+    floatsOfA *= cast<int64_t>(a.extent(axis));
   return Internal::simplify(
-      k < kOnePanelK && result.dim(1).extent() >= kExternBlockM &&
+      k < kOnePanelK && a.extent(a.rank() - 2) >= kExternBlockM &&
       floatsOfA > Internal::make_const(Int(64), kRowsOuterAFloats));
 }
 
 /// A's copy (if any) stored once, in parallel rows; blocks of `blockN` x
 /// kExternBlockM on `out`, the column blocks in parallel, the extern stage
 /// per block, the epilogue in vectors. Columns outermost, or rows outermost
-/// (a specialization, rowsOuterBlocks on K = `k`).
+/// where `rowsOuter` (a specialization; rowsOuterBlocks).
 void scheduleExternBlocks(Func out, TiledFuncs &t, const std::vector<Var> &vars,
-                          const Expr &k, const Expr &blockN) {
+                          const Expr &rowsOuter, const Expr &blockN) {
   int rank = static_cast<int>(vars.size());
   Var n = vars[rank - 1], m = vars[rank - 2];
   // The block's loop, the third innermost in both orders, is named "xmo"
@@ -899,7 +901,6 @@ void scheduleExternBlocks(Func out, TiledFuncs &t, const std::vector<Var> &vars,
         .vectorize(ni, kVectorLanes)
         .parallel(no);
   };
-  Expr rowsOuter = rowsOuterBlocks(out, rank, k);
   if (!Internal::is_const_zero(rowsOuter))
     blocks(out.specialize(rowsOuter), true);
   blocks(out, false);
@@ -1225,27 +1226,31 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
 
   Func out = ctx.func();
+  Expr rowsOuter =
+      stage != ExternProduct::None ? rowsOuterBlocks(a, kExtent) : Expr(false);
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);
   if (stage == ExternProduct::AmxBf16) {
     tiled.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
                           /*rowsInner=*/false, BFloat(16));
-    tiled.prod = defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,
-                                     Internal::simplify(nLast + 1), out);
+    tiled.prod =
+        defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,
+                            Internal::simplify(nLast + 1), out, rowsOuter);
   } else if (stage == ExternProduct::PanelF32) {
     // The fp32 stage reads A's rows where they are (a kernel input's
     // innermost axis is dense; the stage takes the rows' strides).
     tiled.apack = Func();
-    tiled.prod = defineExternProduct(ctx, stage, a.param, b, vars, kExtent,
-                                     Internal::simplify(nLast + 1), out);
+    tiled.prod =
+        defineExternProduct(ctx, stage, a.param, b, vars, kExtent,
+                            Internal::simplify(nLast + 1), out, rowsOuter);
   } else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
     if (stage != ExternProduct::None)
-      scheduleExternBlocks(out, tiled, vars, kExtent,
+      scheduleExternBlocks(out, tiled, vars, rowsOuter,
                            externBlockN(stage, kExtent));
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);

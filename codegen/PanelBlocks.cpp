@@ -76,19 +76,25 @@ ResultPrefetch planResultPrefetch(const halide_buffer_t *out,
 
 PanelPrefetch tfc::codegen::planPanelPrefetch(
     const halide_buffer_t *a, const halide_buffer_t *out, const void *panels,
-    long panelBytes, int panelCount, int panelColumns, const void *result) {
+    long panelBytes, int panelCount, int panelColumns, const void *result,
+    bool rowsOuter) {
   int col0 = out->dim[0].min, width = out->dim[0].extent;
   int count = (width + panelColumns - 1) / panelColumns;
   int first =
       (nextColumn(panels, col0, width) + panelColumns - 1) / panelColumns;
   count = std::min(count, panelCount - first);
-  // This call's rows among all rows of A (the task's other calls take the
-  // rest), in linear order over (rows, batch...).
+  // This call's rows among all rows of A (the calls of the block's other
+  // rows take the rest), in linear order over (rows, batch...); all of them
+  // where the rows are outermost.
   long total = 1, start = 0, rows = 1;
   for (int d = 1; d < a->dimensions; ++d) {
     start += (out->dim[d].min - a->dim[d].min) * total;
     total *= a->dim[d].extent;
     rows *= out->dim[d].extent;
+  }
+  if (rowsOuter) {
+    start = 0;
+    rows = total;
   }
   PanelPrefetch pf;
   pf.result = planResultPrefetch(out, result);

@@ -87,12 +87,15 @@ struct PanelPrefetch {
 /// block), else right after it. And `out`'s lines in `result` (the
 /// kernel's f32 result, whose coordinates the block shares; a handle to its
 /// halide_buffer_t), where the block is one batch entry inside it with
-/// dense rows; none where `result` is null. Not yet spread
-/// (PanelPrefetch::spread).
+/// dense rows; none where `result` is null. With `rowsOuter` (the
+/// kernel's row blocks are outermost, so the calls of one column block are
+/// not consecutive: MatmulKernel.cpp, rowsOuterBlocks) the call's share is
+/// all of the next block's panels. Not yet spread (PanelPrefetch::spread).
 PanelPrefetch planPanelPrefetch(const halide_buffer_t *a,
                                 const halide_buffer_t *out, const void *panels,
                                 long panelBytes, int panelCount,
-                                int panelColumns, const void *result);
+                                int panelColumns, const void *result,
+                                bool rowsOuter);
 
 /// Calls `fn(aOffset, outOffset)` for each batch entry of the block `out`
 /// (dims N, M, batch...), in elements from `a`'s host to the entry's first

@@ -149,10 +149,11 @@ void product2D(const Block2D<float> &blk, const float *panels, int k,
 /// The prefetch of one call (PanelBlocks.h), spread over its steps: row
 /// tiles of each batch entry and panel, each K / kStepsPerPrefetch of them.
 PanelPrefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
-                           int k, const void *result,
+                           int k, const void *result, bool rowsOuter,
                            const halide_buffer_t *out) {
-  PanelPrefetch pf = planPanelPrefetch(a, out, b->host, long(k) * kPanel * 4,
-                                       b->dim[2].extent, kPanel, result);
+  PanelPrefetch pf =
+      planPanelPrefetch(a, out, b->host, long(k) * kPanel * 4, b->dim[2].extent,
+                        kPanel, result, rowsOuter);
   int col0 = out->dim[0].min, end = col0 + out->dim[0].extent;
   long panels = (end + kPanel - 1) / kPanel - col0 / kPanel;
   long entries = batchEntries(out);
@@ -193,7 +194,7 @@ bool tfc::codegen::hostHasF32PanelStage() {
 
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, const void *result,
-                                    halide_buffer_t *out) {
+                                    int32_t rows_outer, halide_buffer_t *out) {
   StageCall call = beginStageCall(
       kPanelMatmulSymbol, {a, b, out},
       [&] {
@@ -204,7 +205,7 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
   if (call != StageCall::Compute)
     return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
-  PanelPrefetch pf = planPrefetch(a, b, k, result, out);
+  PanelPrefetch pf = planPrefetch(a, b, k, result, rows_outer != 0, out);
   forEachBlock2D<float>(a, out, [&](const Block2D<float> &blk) {
     product2D(blk, reinterpret_cast<const float *>(b->host), k, pf);
   });

@@ -45,12 +45,14 @@ bool hostHasF32PanelStage();
 /// whole panels: a kernel that reads N at run time passes all the panels'
 /// columns); `result`: a handle to the kernel's result buffer (or null),
 /// whose lines under the block the stage prefetches for the epilogue
-/// (PanelBlocks.h); `out`: the block of the product to compute (dims N, M,
-/// batch..., any mins). Answers Halide's bounds queries. Returns 0, or
-/// non-zero after saying why through recordKernelRuntimeError (no AVX-512F
-/// in this process, a buffer it cannot read).
+/// (PanelBlocks.h); `rows_outer`: non-zero where the kernel's row blocks are
+/// the outermost loop (the prefetch's share, planPanelPrefetch); `out`: the
+/// block of the product to compute (dims N, M, batch..., any mins). Answers
+/// Halide's bounds queries. Returns 0, or non-zero after saying why through
+/// recordKernelRuntimeError (no AVX-512F in this process, a buffer it cannot
+/// read).
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, const void *result,
-                                    halide_buffer_t *out);
+                                    int32_t rows_outer, halide_buffer_t *out);
 
 #endif // TFC_CODEGEN_PANELMATMUL_H

@@ -649,14 +649,14 @@ TEST(MatmulKernelTest, AmxStageWhereAsked) {
 TEST(MatmulKernelTest, AmxStageRefusesBadBuffers) {
   Tensor a(DT::BF16, {4, 40}), p(DT::BF16, {1, 20, 48, 2}),
       out(DT::F32, {4, 48});
-  EXPECT_NE(tfc_amx_matmul_bf16(a.raw(), p.raw(), 40, 48, nullptr, out.raw()),
-            0);
+  EXPECT_NE(
+      tfc_amx_matmul_bf16(a.raw(), p.raw(), 40, 48, nullptr, 0, out.raw()), 0);
   std::string why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("multiple of 32"), std::string::npos) << why;
   Tensor a32(DT::BF16, {4, 32}), p32(DT::BF16, {1, 16, 48, 2}),
       wide(DT::F32, {4, 96});
   EXPECT_NE(
-      tfc_amx_matmul_bf16(a32.raw(), p32.raw(), 32, 96, nullptr, wide.raw()),
+      tfc_amx_matmul_bf16(a32.raw(), p32.raw(), 32, 96, nullptr, 0, wide.raw()),
       0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
@@ -711,20 +711,21 @@ TEST(MatmulKernelTest, PanelStageResultHandleCompilesUnderARepeatedName) {
 TEST(MatmulKernelTest, F32PanelStageRefusesBadBuffers) {
   // Panels of another K than the one passed.
   Tensor a(DT::F32, {4, 40}), p(DT::F32, {1, 32, 48}), out(DT::F32, {4, 48});
-  EXPECT_NE(tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, out.raw()),
-            0);
+  EXPECT_NE(
+      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, out.raw()), 0);
   std::string why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not dense [panels, K, 48]"), std::string::npos) << why;
   // A block wider than the panels.
   Tensor p40(DT::F32, {1, 40, 48}), wide(DT::F32, {4, 96});
   EXPECT_NE(
-      tfc_panel_matmul_f32(a.raw(), p40.raw(), 40, 96, nullptr, wide.raw()), 0);
+      tfc_panel_matmul_f32(a.raw(), p40.raw(), 40, 96, nullptr, 0, wide.raw()),
+      0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
   // bf16 activations.
   Tensor a16(DT::BF16, {4, 40});
   EXPECT_NE(
-      tfc_panel_matmul_f32(a16.raw(), p40.raw(), 40, 48, nullptr, out.raw()),
+      tfc_panel_matmul_f32(a16.raw(), p40.raw(), 40, 48, nullptr, 0, out.raw()),
       0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("expects f32"), std::string::npos) << why;

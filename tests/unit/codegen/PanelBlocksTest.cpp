@@ -1,9 +1,12 @@
 //===- PanelBlocksTest.cpp - The extern stages' prefetch plans ------------===//
 //
 // PanelBlocks.h plans, per call of an extern product stage, which lines of
-// the kernel's result the stage fetches for writing. The plan must walk
-// exactly the block's lines of the result (its rows, their cache lines),
-// evenly over the call's steps, and plan nothing where it cannot know them.
+// the kernel's result the stage fetches for writing, and which part of the
+// next block's panels it fetches into L2. The plan must walk exactly the
+// block's lines of the result (its rows, their cache lines), evenly over the
+// call's steps, and plan nothing where it cannot know them; of the panels,
+// it takes the call's share (its rows among A's), or all of them where the
+// kernel's row blocks are outermost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +42,7 @@ struct Buf {
 };
 
 constexpr int kN = 2304, kM = 300, kBatch = 2, kK = 64;
+constexpr long kPanelBytes = long(kK) * 48 * 4;
 
 struct Fixture {
   alignas(64) static inline float result[kBatch * kM * kN];
@@ -50,9 +54,9 @@ struct Fixture {
   Buf block;
   explicit Fixture(int entries = 1, int entry = 1)
       : block({{96, 96}, {128, 128}, {entries, entry}}, nullptr) {}
-  PanelPrefetch plan(const void *r) {
-    return planPanelPrefetch(&a.b, &block.b, panels, kK * 48 * 4, kN / 48, 48,
-                             r);
+  PanelPrefetch plan(const void *r, bool rowsOuter = false) {
+    return planPanelPrefetch(&a.b, &block.b, panels, kPanelBytes, kN / 48, 48,
+                             r, rowsOuter);
   }
 };
 
@@ -90,6 +94,22 @@ TEST(PanelBlocksTest, ResultPrefetchOnlyWhereItKnowsTheLines) {
   // A block of two batch entries.
   Fixture two(2, 0);
   EXPECT_EQ(two.plan(&two.res.b).result.lines, 0);
+}
+
+TEST(PanelBlocksTest, PanelPrefetchTakesTheCallsShareOfTheNextBlock) {
+  Fixture f;
+  // The block after columns [96, 192): panels 4 and 5.
+  const char *next = reinterpret_cast<const char *>(f.panels) + 4 * kPanelBytes;
+  long bytes = 2 * kPanelBytes;
+  // Columns outermost: this call's rows [128, 256) of entry 1 are rows
+  // [428, 556) of A's 600.
+  PanelPrefetch share = f.plan(nullptr);
+  EXPECT_EQ(share.next, next + bytes * 428 / 600 / 64 * 64);
+  EXPECT_EQ(share.end, next + bytes * 556 / 600);
+  // Rows outermost: all of the next block.
+  PanelPrefetch whole = f.plan(nullptr, /*rowsOuter=*/true);
+  EXPECT_EQ(whole.next, next);
+  EXPECT_EQ(whole.end, next + bytes);
 }
 
 } // namespace
