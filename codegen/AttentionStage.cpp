@@ -3,15 +3,19 @@
 // The extern stage of AttentionStage.h. One call computes the result of the
 // (batch, head) pairs of its block (the kernel calls it once per pair, its
 // parallel tasks):
-//  1. into task-local buffers: K transposed in tiles of 32 keys
-//     ([Sk / 32][D][32], zero past Sk; 16 x 16 transposes in registers),
-//     and Q's and V's rows dense; the views' rows prefetched a few ahead;
+//  1. into task-local buffers: K transposed in tiles of 32 keys and times
+//     the scale ([Sk / 32][D][32], zero past Sk; 16 x 16 transposes in
+//     registers), and Q's and V's rows dense; the views' rows prefetched a
+//     few ahead;
 //  2. per block of 8 query rows (rows past the task's last repeat it, and
 //     are not stored): the keys the block needs (under a plain causal mask,
 //     up to its last row's last one, where its first row sees a key), in
 //     tiles of 32 keys: 16 accumulators (8 rows x 2 vectors) over D, one
-//     broadcast of Q per row and step of D; then scaled, biased, masked
-//     (`fill`) into the block's scores, with each row's max;
+//     broadcast of Q per row and step of D; then biased and masked (`fill`)
+//     into the block's scores, with each row's max (a vector per row,
+//     reduced once per block). Where no row needs its own mask (no bias, a
+//     padding mask or none, a causal cut only on the diagonal tiles), the
+//     masks are a few mask registers;
 //  3. per row exp(s - max) (a polynomial on the vector, scaled by 2^n with
 //     vscalefps) and their sum;
 //  4. P V in tiles of 4 rows x up to 64 value channels (16 accumulators),
@@ -170,10 +174,10 @@ TFC_AVX512_INLINE void transpose16(__m512 r[16]) {
   }
 }
 
-/// A (batch, head)'s K transposed in tiles of kKeys keys: key j, dim d at
-/// kt[(j / kKeys) * D * kKeys + d * kKeys + j % kKeys] (a tile's rows
-/// contiguous, as a weight panel's), zero past Sk. In 16 x 16 blocks where
-/// D is a multiple of 16.
+/// A (batch, head)'s K transposed in tiles of kKeys keys and times the
+/// scale: key j, dim d at kt[(j / kKeys) * D * kKeys + d * kKeys + j %
+/// kKeys] (a tile's rows contiguous, as a weight panel's), zero past Sk. In
+/// 16 x 16 blocks where D is a multiple of 16.
 TFC_AVX512_TARGET void transposeK(const Problem &p, long h, long b, long pitch,
                                   float *kt) {
   long tile = long(p.D) * kKeys;
@@ -184,10 +188,11 @@ TFC_AVX512_TARGET void transposeK(const Problem &p, long h, long b, long pitch,
     for (int j = 0; j < p.Sk; ++j) {
       float *col = kt + (j / kKeys) * tile + j % kKeys;
       for (int d = 0; d < p.D; ++d)
-        col[d * kKeys] = k0[j * ldk + d];
+        col[d * kKeys] = k0[j * ldk + d] * p.scale;
     }
     return;
   }
+  __m512 scale = _mm512_set1_ps(p.scale);
   prefetchRows(k0, ldk, 0, std::min(p.Sk, 16), p.D);
   for (int j0 = 0; j0 < p.Sk; j0 += 16) {
     prefetchRows(k0, ldk, j0 + 16, std::min(p.Sk, j0 + 32), p.D);
@@ -199,7 +204,7 @@ TFC_AVX512_TARGET void transposeK(const Problem &p, long h, long b, long pitch,
                              : _mm512_setzero_ps();
       transpose16(r);
       for (int c = 0; c < 16; ++c)
-        _mm512_storeu_ps(dst + (d0 + c) * kKeys, r[c]);
+        _mm512_storeu_ps(dst + (d0 + c) * kKeys, _mm512_mul_ps(r[c], scale));
     }
   }
 }
@@ -247,20 +252,75 @@ TFC_AVX512_INLINE __m512 biasLanes(const Problem &p, long i, long j, long h,
   return _mm512_load_ps(lanes);
 }
 
+/// Stores the block's tile of scores at keys [j, j + kKeys) (acc: row r's
+/// two vectors) to s (row r at s + r * pitch), biased and masked, and folds
+/// them into each row's running max vector (lanes at keys [0, keys) only).
+/// Where the masks are the same for all the block's rows but the causal
+/// cut (no bias, keep lanes from keepForAllRows), in registers; else per
+/// element.
+TFC_AVX512_INLINE void storeTile(const Problem &p, const long *rows, long h,
+                                 long b, long j, long keys,
+                                 const std::vector<__mmask16> &rowless,
+                                 const __m512 (&acc)[kRows][2], float *s,
+                                 long pitch, __m512 *maxes) {
+  __m512 fill = _mm512_set1_ps(p.fill);
+  const __mmask16 valid[2] = {firstLanes(keys - j), firstLanes(keys - j - 16)};
+  if ((p.flags & kAttentionBias) ||
+      ((p.flags & kAttentionKeep) && rowless.empty())) {
+    for (int r = 0; r < kRows; ++r)
+      for (int c = 0; c < 2; ++c) {
+        long jc = j + c * 16;
+        __m512 x = acc[r][c];
+        if (p.flags & kAttentionBias)
+          x = _mm512_add_ps(x, biasLanes(p, rows[r], jc, h, b));
+        if (p.flags & (kAttentionKeep | kAttentionCausal))
+          x = _mm512_mask_blend_ps(allowedLanes(p, rows[r], jc, h, b, rowless),
+                                   fill, x);
+        _mm512_storeu_ps(s + r * pitch + c * 16, x);
+        maxes[r] = _mm512_mask_max_ps(maxes[r], valid[c], maxes[r], x);
+      }
+    return;
+  }
+  __mmask16 keep[2] = {0xffff, 0xffff};
+  if (p.flags & kAttentionKeep)
+    for (int c = 0; c < 2; ++c)
+      if (j + c * 16 < p.Sk)
+        keep[c] = rowless[j / 16 + c];
+  // Row i sees keys below i + 1 + Sk - Sq; the block's first row the
+  // fewest. Most tiles lie wholly before the cut.
+  long seen = 1 + p.Sk - p.Sq;
+  bool cut = (p.flags & kAttentionCausal) && rows[0] + seen < j + kKeys;
+  bool masked = cut || (p.flags & kAttentionKeep);
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+    for (int c = 0; c < 2; ++c) {
+      __m512 x = acc[r][c];
+      if (masked) {
+        __mmask16 m = keep[c];
+        if (cut)
+          m &= firstLanes(rows[r] + seen - (j + c * 16));
+        x = _mm512_mask_blend_ps(m, fill, x);
+      }
+      _mm512_storeu_ps(s + r * pitch + c * 16, x);
+      maxes[r] = _mm512_mask_max_ps(maxes[r], valid[c], maxes[r], x);
+    }
+}
+
 /// The block's scores at keys [0, keys) rounded up to kKeys, row r at
-/// s + r * pitch: q kt per tile, then scale, bias and masks; rowMax[r]: the
-/// largest of row r's scores at keys [0, keys).
+/// s + r * pitch: q kt per tile (kt holds the scale), then bias and masks
+/// (storeTile); rowMax[r]: the largest of row r's scores at keys [0, keys).
 TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
                                   const float *q, long h, long b,
                                   const float *kt, long pitch, long keys,
                                   const std::vector<__mmask16> &rowless,
                                   float *s, float *rowMax) {
+  __m512 maxes[kRows];
   for (int r = 0; r < kRows; ++r)
-    rowMax[r] = std::numeric_limits<float>::lowest();
+    maxes[r] = _mm512_set1_ps(std::numeric_limits<float>::lowest());
   const float *qr[kRows];
   for (int r = 0; r < kRows; ++r)
     qr[r] = q + (rows[r] - rows[0]) * p.D;
-  __m512 scale = _mm512_set1_ps(p.scale), fill = _mm512_set1_ps(p.fill);
   for (long j = 0; j < keys; j += kKeys) {
     __m512 acc[kRows][2];
 #pragma GCC unroll 8
@@ -277,22 +337,10 @@ TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
         acc[r][1] = _mm512_fmadd_ps(x, k1, acc[r][1]);
       }
     }
-    for (int r = 0; r < kRows; ++r) {
-      __m512 mx = _mm512_set1_ps(rowMax[r]);
-      for (int c = 0; c < 2; ++c) {
-        long jc = j + c * 16;
-        __m512 x = _mm512_mul_ps(acc[r][c], scale);
-        if (p.flags & kAttentionBias)
-          x = _mm512_add_ps(x, biasLanes(p, rows[r], jc, h, b));
-        if (p.flags & (kAttentionKeep | kAttentionCausal))
-          x = _mm512_mask_blend_ps(allowedLanes(p, rows[r], jc, h, b, rowless),
-                                   fill, x);
-        _mm512_storeu_ps(s + r * pitch + jc, x);
-        mx = _mm512_mask_max_ps(mx, firstLanes(keys - jc), mx, x);
-      }
-      rowMax[r] = _mm512_reduce_max_ps(mx);
-    }
+    storeTile(p, rows, h, b, j, keys, rowless, acc, s + j, pitch, maxes);
   }
+  for (int r = 0; r < kRows; ++r)
+    rowMax[r] = _mm512_reduce_max_ps(maxes[r]);
 }
 
 /// A row of the block: its scores at keys [0, keys), whose largest is
@@ -301,8 +349,13 @@ TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
 TFC_AVX512_TARGET float softmaxRow(float *s, long keys, float max) {
   __m512 rowMax = _mm512_set1_ps(max);
   __m512 sum = _mm512_setzero_ps();
-  long end = (keys + kKeys - 1) / kKeys * kKeys;
-  for (long j = 0; j < end; j += 16) {
+  long full = keys / 16 * 16, end = (keys + kKeys - 1) / kKeys * kKeys;
+  for (long j = 0; j < full; j += 16) {
+    __m512 e = expNeg(_mm512_sub_ps(_mm512_loadu_ps(s + j), rowMax));
+    _mm512_storeu_ps(s + j, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  for (long j = full; j < end; j += 16) {
     __m512 e = _mm512_maskz_mov_ps(
         firstLanes(keys - j),
         expNeg(_mm512_sub_ps(_mm512_loadu_ps(s + j), rowMax)));
@@ -313,9 +366,10 @@ TFC_AVX512_TARGET float softmaxRow(float *s, long keys, float max) {
 }
 
 /// P V for kPVRows rows (weights at w + r * pitch, keys [0, keys)) and
-/// value vectors [e0, e0 + NV * 16) (the last masked to Dv) of V (rows
-/// of Dv floats at v), times inv[r], into the result rows out[r].
-template <int NV>
+/// value vectors [e0, e0 + NV * 16) (the last masked to Dv where `Tail`)
+/// of V (rows of Dv floats at v), times inv[r], into the result rows
+/// out[r].
+template <int NV, bool Tail>
 TFC_AVX512_TARGET void pvTile(const float *v, int dv, const float *w,
                               long pitch, long keys, int e0, const float *inv,
                               float *const *out) {
@@ -331,8 +385,8 @@ TFC_AVX512_TARGET void pvTile(const float *v, int dv, const float *w,
     __m512 vv[NV];
 #pragma GCC unroll 4
     for (int c = 0; c < NV; ++c)
-      vv[c] = c + 1 < NV ? _mm512_loadu_ps(vr + c * 16)
-                         : _mm512_maskz_loadu_ps(last, vr + c * 16);
+      vv[c] = Tail && c + 1 == NV ? _mm512_maskz_loadu_ps(last, vr + c * 16)
+                                  : _mm512_loadu_ps(vr + c * 16);
 #pragma GCC unroll 4
     for (int r = 0; r < kPVRows; ++r) {
       __m512 x = _mm512_set1_ps(w[r * pitch + j]);
@@ -349,10 +403,10 @@ TFC_AVX512_TARGET void pvTile(const float *v, int dv, const float *w,
 #pragma GCC unroll 4
     for (int c = 0; c < NV; ++c) {
       __m512 x = _mm512_mul_ps(acc[r][c], s);
-      if (c + 1 < NV)
-        _mm512_storeu_ps(out[r] + e0 + c * 16, x);
-      else
+      if (Tail && c + 1 == NV)
         _mm512_mask_storeu_ps(out[r] + e0 + c * 16, last, x);
+      else
+        _mm512_storeu_ps(out[r] + e0 + c * 16, x);
     }
   }
 }
@@ -366,18 +420,22 @@ TFC_AVX512_TARGET void pvBlock(const float *v, int dv, const float *w,
     for (int e0 = 0; e0 < dv; e0 += kPVVecs * 16) {
       int vecs = std::min(kPVVecs, (dv - e0 + 15) / 16);
       const float *wr = w + r * pitch;
+      if (vecs == kPVVecs && e0 + kPVVecs * 16 <= dv) {
+        pvTile<kPVVecs, false>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
+        continue;
+      }
       switch (vecs) {
       case 1:
-        pvTile<1>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
+        pvTile<1, true>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
         break;
       case 2:
-        pvTile<2>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
+        pvTile<2, true>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
         break;
       case 3:
-        pvTile<3>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
+        pvTile<3, true>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
         break;
       default:
-        pvTile<4>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
+        pvTile<4, true>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
       }
     }
 }

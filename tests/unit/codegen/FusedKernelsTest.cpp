@@ -431,6 +431,10 @@ INSTANTIATE_TEST_SUITE_P(
                       {12, 12}, {}},
         AttentionCase{"FullyMaskedRows", 1, 1, 6, 6, 8, 8, false, false,
                       {1, 1, 6, 6}, {}, -1e4},
+        // A padding mask under the causal one (a padded GPT-2 batch): the
+        // stage's masks in registers, cut on the diagonal tiles.
+        AttentionCase{"PaddingMaskCausal", 2, 2, 45, 45, 64, 64, true, true,
+                      {2, 1, 1, 45}, {}},
         // Additive bias (BERT's extended attention mask) and both.
         AttentionCase{"AdditiveBias", 2, 2, 10, 14, 24, 40, true, false, {},
                       {2, 1, 1, 14}},
