@@ -19,8 +19,9 @@
 //  4. meanwhile, a few cache lines per step of K, the panels of the block
 //     this thread most likely computes next are prefetched into L2 (a
 //     block's first 32 rows otherwise wait on its panels from DRAM). The
-//     thread guesses that block from its last two (1 thread: the next
-//     one; 2 threads taking turns: every other one). And the block's lines
+//     thread guesses that block from its last two (the next one: each
+//     thread runs a contiguous chunk of the blocks, runtime/ThreadPool.h).
+//     And the block's lines
 //     of the kernel's result are fetched for writing, for the epilogue's
 //     stores (GPT-2 small bf16 at 1 and 2 threads ~3-4 % faster, alternated:
 //     its LM head writes 25.7 MB of logits).

@@ -83,14 +83,15 @@ struct PanelPrefetch {
 /// panels of `panelBytes` each at `panels`: this call's share (its rows
 /// among all of A's) of the panels under the block the thread most likely
 /// computes next. As far past this block as this block is past the thread's
-/// previous one of the same product (2 threads that take turns: every other
-/// block), else right after it. And `out`'s lines in `result` (the
-/// kernel's f32 result, whose coordinates the block shares; a handle to its
-/// halide_buffer_t), where the block is one batch entry inside it with
-/// dense rows; none where `result` is null. With `rowsOuter` (the
-/// kernel's row blocks are outermost, so the calls of one column block are
-/// not consecutive: MatmulKernel.cpp, rowsOuterBlocks) the call's share is
-/// all of the next block's panels. Not yet spread (PanelPrefetch::spread).
+/// previous one of the same product (runtime/ThreadPool.h gives each thread
+/// a contiguous chunk of the blocks: the next one), else right after it. And
+/// `out`'s lines in `result` (the kernel's f32 result, whose coordinates the
+/// block shares; a handle to its halide_buffer_t), where the block is one batch
+/// entry inside it with dense rows; none where `result` is null. With
+/// `rowsOuter` (the kernel's row blocks are outermost, so the calls of one
+/// column block are not consecutive: MatmulKernel.cpp, rowsOuterBlocks) the
+/// call's share is all of the next block's panels. Not yet spread
+/// (PanelPrefetch::spread).
 PanelPrefetch planPanelPrefetch(const halide_buffer_t *a,
                                 const halide_buffer_t *out, const void *panels,
                                 long panelBytes, int panelCount,

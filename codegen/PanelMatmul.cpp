@@ -16,8 +16,8 @@
 //     cache lines of the panels of the block this thread most likely
 //     computes next are prefetched into L2 (PanelBlocks.h), and the first
 //     row tile of each panel prefetches the panel's rows kAhead steps ahead
-//     into L1 (for a block the guess missed: 2 threads taking blocks from
-//     one counter do not strictly alternate).
+//     into L1 (for a block the guess missed: the first of a thread's chunk
+//     of blocks, or one it helps another thread with).
 //
 // On the Emerald Rapids machine of session 13, alternated against the
 // Halide tile (with its K in 8 parts), BERT-base b1: 180 -> 155 ms at 1

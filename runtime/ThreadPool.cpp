@@ -8,6 +8,7 @@
 
 #include "runtime/ThreadPool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,34 +39,83 @@ int64_t nowMicroseconds() {
       .count();
 }
 
+/// Most chunks of one loop (threads beyond share them).
+constexpr int kMaxChunks = 64;
+
+/// One thread's contiguous share of a loop's indices, [lo, hi): its owner
+/// takes them from the front, in order, and threads done with their own
+/// take from the back. Both ends in one word, so that a take is one
+/// compare-and-swap.
+struct alignas(64) Chunk {
+  std::atomic<uint64_t> bounds{0};
+  static uint64_t pack(uint32_t lo, uint32_t hi) {
+    return uint64_t(hi) << 32 | lo;
+  }
+  void reset(int lo, int hi) { bounds.store(pack(lo, hi)); }
+  /// The next index from the front (`front`) or the back; false if none.
+  bool take(bool front, int &index) {
+    uint64_t b = bounds.load();
+    for (;;) {
+      uint32_t lo = uint32_t(b), hi = uint32_t(b >> 32);
+      if (lo >= hi)
+        return false;
+      uint64_t next = front ? pack(lo + 1, hi) : pack(lo, hi - 1);
+      if (bounds.compare_exchange_weak(b, next)) {
+        index = int(front ? lo : hi - 1);
+        return true;
+      }
+    }
+  }
+};
+
 /// One parallel loop. Lives on the caller's stack; the caller returns only
-/// once no worker can still reach it (see Pool::run).
+/// once no worker can still reach it (see Pool::run). Its indices are cut
+/// into one contiguous chunk per thread: a thread's tasks follow each other
+/// (the extern product stages guess the block a thread computes next from
+/// its last two, and prefetch it: PanelBlocks.h), and a thread that is done
+/// helps the others from their chunks' ends.
 struct Job {
   ParallelTask task;
   void *userContext;
   int min;
   int size;
   uint8_t *closure;
-  std::atomic<int> next{0};
+  int chunks = 1;
+  Chunk chunk[kMaxChunks];
   std::atomic<int> finished{0};
   std::atomic<int> result{0};
+
+  void cut(int threads) {
+    chunks = std::max(1, std::min({threads, size, kMaxChunks}));
+    for (int c = 0; c < chunks; ++c)
+      chunk[c].reset(int(long(size) * c / chunks),
+                     int(long(size) * (c + 1) / chunks));
+  }
 };
 
-/// Runs tasks of `job` until none is left; after a failure the rest are
-/// counted but not run, as in Halide's pool.
-void work(Job &job) {
-  for (;;) {
-    int i = job.next.fetch_add(1);
-    if (i >= job.size)
-      return;
-    if (job.result.load(std::memory_order_relaxed) == 0) {
-      int rc = job.task(job.userContext, job.min + i, job.closure);
-      if (rc != 0) {
-        int expected = 0;
-        job.result.compare_exchange_strong(expected, rc);
-      }
+/// Runs task `i` of `job`; after a failure the rest are counted but not
+/// run, as in Halide's pool.
+void runTask(Job &job, int i) {
+  if (job.result.load(std::memory_order_relaxed) == 0) {
+    int rc = job.task(job.userContext, job.min + i, job.closure);
+    if (rc != 0) {
+      int expected = 0;
+      job.result.compare_exchange_strong(expected, rc);
     }
-    job.finished.fetch_add(1);
+  }
+  job.finished.fetch_add(1);
+}
+
+/// Runs tasks of `job` as thread `thread` (the caller is 0) until none is
+/// left: its own chunk from the front, then the others' from their backs.
+void work(Job &job, int thread) {
+  int own = thread % job.chunks, i;
+  while (job.chunk[own].take(true, i))
+    runTask(job, i);
+  for (int c = 1; c < job.chunks; ++c) {
+    Chunk &other = job.chunk[(own + c) % job.chunks];
+    while (other.take(false, i))
+      runTask(job, i);
   }
 }
 
@@ -108,7 +158,7 @@ public:
       wake.notify_all();
     }
     tInsideLoop = true;
-    work(job);
+    work(job, 0);
     tInsideLoop = false;
     waitUntil([&] { return job.finished.load() == job.size; });
     // A worker holds `busy` from before it reads `current` until it is done
@@ -210,7 +260,7 @@ private:
         continue; // resized while it waited
       busy.fetch_add(1);
       if (Job *job = current.load())
-        work(*job);
+        work(*job, index);
       busy.fetch_sub(1);
     }
   }
@@ -245,6 +295,7 @@ int parallelFor(void *userContext, ParallelTask task, int min, int size,
   job.min = min;
   job.size = size;
   job.closure = closure;
+  job.cut(Pool::get().threads());
   return Pool::get().run(job);
 }
 

@@ -1,4 +1,5 @@
-//===- ThreadPool.h - The parallel loops of the compiled kernels -*- C++ -*-===//
+//===- ThreadPool.h - The parallel loops of the compiled kernels -*- C++
+//-*-===//
 //
 // tfc's replacement for the thread pool of Halide's runtime: the kernels'
 // parallel loops (halide_do_par_for) run here once the runtime is told so
@@ -19,6 +20,15 @@
 // per hardware thread, read once at the first loop, as Halide's pool does;
 // setParallelThreads changes it (workers beyond the count sleep until it
 // covers them again).
+// A loop's indices are cut into one contiguous chunk per thread: each thread
+// runs its own chunk in order, then helps with the others' from their ends
+// (instead of all threads taking the next index from one counter). A
+// thread's blocks of an extern product stage then follow each other, so the
+// stage's guess of the block it computes next, for its prefetch, holds
+// (PanelBlocks.h); from one counter, 2 threads did not strictly alternate
+// and about half the guesses missed (BERT-base b1 at 2 threads 4-9 %
+// faster, docs/benchmarks.md "Session 22").
+//
 // One loop runs at a time: callers on several threads take turns. A loop
 // started inside a task runs serially on that thread.
 //

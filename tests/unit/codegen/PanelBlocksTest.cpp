@@ -44,9 +44,14 @@ struct Buf {
 constexpr int kN = 2304, kM = 300, kBatch = 2, kK = 64;
 constexpr long kPanelBytes = long(kK) * 48 * 4;
 
+/// Room for a weight's panels (never read: the plans only point into them),
+/// and a few floats more, so that the tests below can start their panels a
+/// little apart (each product's guess starts over at its own panels).
+alignas(64) float panelStorage[kN * kK + 64];
+
 struct Fixture {
   alignas(64) static inline float result[kBatch * kM * kN];
-  float panels[1] = {};
+  const float *panels = panelStorage;
   Buf a{{{kK, 0}, {kM, 0}, {kBatch, 0}}, nullptr};
   Buf res{{{kN, 0}, {kM, 0}, {kBatch, 0}}, result};
   /// A block's product: columns [96, 192) of rows [128, 256) of
@@ -110,6 +115,38 @@ TEST(PanelBlocksTest, PanelPrefetchTakesTheCallsShareOfTheNextBlock) {
   PanelPrefetch whole = f.plan(nullptr, /*rowsOuter=*/true);
   EXPECT_EQ(whole.next, next);
   EXPECT_EQ(whole.end, next + bytes);
+}
+
+/// The first panel the rows-outer plan of a call on columns [col0, col0 +
+/// 96) fetches (-1: none), in calls on one thread's stage.
+int guessedPanel(const float *panels, int col0) {
+  Buf a{{{kK, 0}, {kM, 0}}, nullptr};
+  Buf block{{{96, col0}, {128, 0}}, nullptr};
+  PanelPrefetch pf = planPanelPrefetch(&a.b, &block.b, panels, kPanelBytes,
+                                       kN / 48, 48, nullptr, true);
+  if (!pf.next)
+    return -1;
+  return int((pf.next - reinterpret_cast<const char *>(panels)) / kPanelBytes);
+}
+
+TEST(PanelBlocksTest, PanelPrefetchGuessesTheThreadsNextBlock) {
+  // Each product's own panels (the guess starts over per product).
+  const float *first = panelStorage + 16, *second = panelStorage + 32,
+              *third = panelStorage + 48;
+  // Consecutive blocks (one thread, or a thread's chunk of the loop): the
+  // next one; at the product's last block, none.
+  EXPECT_EQ(guessedPanel(first, 0), 2);
+  EXPECT_EQ(guessedPanel(first, 96), 4);
+  EXPECT_EQ(guessedPanel(first, kN - 96), -1);
+  // Every other block: two on.
+  EXPECT_EQ(guessedPanel(second, 0), 2);
+  EXPECT_EQ(guessedPanel(second, 192), 8);
+  // Back to an earlier block (a thread that helps with another's chunk from
+  // its end, or the next row block where the rows are outermost): the next
+  // one.
+  EXPECT_EQ(guessedPanel(third, 960), 22);
+  EXPECT_EQ(guessedPanel(third, 1056), 24);
+  EXPECT_EQ(guessedPanel(third, 960), 22);
 }
 
 } // namespace

@@ -5,9 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <set>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -127,6 +128,57 @@ TEST_F(ThreadPoolTest, SetThreads) {
   ASSERT_EQ(parallelFor(&counts, countIndex, 0, 64, nullptr), 0);
   for (auto &count : counts)
     EXPECT_EQ(count.load(), 1);
+}
+
+/// Who ran each task of a loop, and when.
+struct Runs {
+  std::vector<std::thread::id> thread;
+  std::vector<int> stamp;
+  std::atomic<int> clock{0};
+  explicit Runs(int size) : thread(size), stamp(size) {}
+};
+
+int recordRun(void *userContext, int index, uint8_t *) {
+  auto &runs = *static_cast<Runs *>(userContext);
+  runs.thread[index] = std::this_thread::get_id();
+  runs.stamp[index] = runs.clock.fetch_add(1);
+  // Long enough that the other thread usually starts on its own chunk.
+  std::this_thread::sleep_for(std::chrono::microseconds(50));
+  return 0;
+}
+
+TEST_F(ThreadPoolTest, EachThreadTakesItsChunkInOrder) {
+  // Two threads: the loop's indices are two chunks, the caller's first. A
+  // thread takes its own chunk from the front, in order, and then helps
+  // with the other's from its back: each chunk is a prefix its owner ran in
+  // increasing order and a suffix the other ran in decreasing order
+  // (whatever the timing: either part may be empty).
+  EXPECT_EQ(setParallelThreads(2), 4);
+  const int size = 40, half = size / 2;
+  for (int round = 0; round < 20; ++round) {
+    Runs runs(size);
+    ASSERT_EQ(parallelFor(&runs, recordRun, 0, size, nullptr), 0);
+    EXPECT_EQ(runs.thread[0], std::this_thread::get_id());
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      int lo = chunk * half, hi = lo + half;
+      auto isOwner = [&](int i) {
+        return (runs.thread[i] == std::this_thread::get_id()) == (chunk == 0);
+      };
+      int split = lo;
+      while (split < hi && isOwner(split))
+        ++split;
+      for (int i = lo; i < hi; ++i) {
+        EXPECT_EQ(isOwner(i), i < split) << "chunk " << chunk << " index " << i;
+        if (i + 1 < split) {
+          EXPECT_LT(runs.stamp[i], runs.stamp[i + 1]) << "index " << i;
+        }
+        if (i >= split && i + 1 < hi) {
+          EXPECT_GT(runs.stamp[i], runs.stamp[i + 1]) << "index " << i;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(setParallelThreads(0), 2);
 }
 
 } // namespace
