@@ -1,5 +1,4 @@
-//===- ThreadPool.h - The parallel loops of the compiled kernels -*- C++
-//-*-===//
+//===- ThreadPool.h - The parallel loops of the compiled kernels -*- C++ -*-===//
 //
 // tfc's replacement for the thread pool of Halide's runtime: the kernels'
 // parallel loops (halide_do_par_for) run here once the runtime is told so
@@ -26,7 +25,7 @@
 // thread's blocks of an extern product stage then follow each other, so the
 // stage's guess of the block it computes next, for its prefetch, holds
 // (PanelBlocks.h); from one counter, 2 threads did not strictly alternate
-// and about half the guesses missed (BERT-base b1 at 2 threads 4-9 %
+// and about half the guesses missed (BERT-base b1 at 2 threads 3-9 %
 // faster, docs/benchmarks.md "Session 22").
 //
 // One loop runs at a time: callers on several threads take turns. A loop
