@@ -6,7 +6,8 @@ once), optionally with its own binary and environment. Rounds alternate the
 order (A then B, then B then A), each timing PER runs of one variant, so that
 both see the same minutes of a noisy host. Prints each variant's median, 25th
 percentile and fastest run (ms), and A / B of each: above 1 means B is
-faster. Standard library only.
+faster. Standard library only (with compare_pytorch.TfcServer,
+the serving tfc the peer drivers use too).
 
   bench/ab.py --rounds 12 --per 10 \\
       --a 'BIN=/tmp/tfc-before' --b 'BIN=build/bin/tfc' \\
@@ -27,10 +28,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from compare_pytorch import REPO, TfcServer
 
 
 def parse_variant(spec):
@@ -50,28 +50,16 @@ def parse_variant(spec):
 
 
 def start(spec, index, bench_args, cpus, work):
+    """The variant's serving tfc (compare_pytorch.TfcServer)."""
     binary, extra, env = parse_variant(spec)
     cmd = [binary, "bench", *bench_args, *extra, "--serve", "--cache-dir",
            os.path.join(work, f"cache-{index}")]
     if cpus:
         cmd = ["taskset", "-c", cpus, *cmd]
     try:
-        return subprocess.Popen(cmd, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, cwd=REPO,
-                                env={**os.environ, **env})
-    except OSError as e:
+        return TfcServer.from_command(cmd, {**os.environ, **env})
+    except (OSError, RuntimeError) as e:
         sys.exit(f"ab.py: cannot start '{spec}': {e}")
-
-
-def time_runs(proc, name, runs):
-    """Times `runs` runs in a serving tfc; their times in ms."""
-    proc.stdin.write(f"{runs}\n")
-    proc.stdin.flush()
-    for line in proc.stdout:
-        if line.startswith("{") and "times_ms" in line:
-            return json.loads(line)["times_ms"]
-    sys.exit(f"ab.py: variant {name} ended (rerun it alone to see why)")
 
 
 def quantile(values, q):
@@ -101,19 +89,21 @@ def main():
                  "and positive --rounds and --per")
     os.makedirs(args.work, exist_ok=True)
     specs = {"A": args.a, "B": args.b}
-    procs = {n: start(s, i, bench_args, args.cpus, args.work)
-             for i, (n, s) in enumerate(specs.items())}
-    times = {n: [] for n in specs}
+    servers = {}
     try:
+        for i, (name, spec) in enumerate(specs.items()):
+            servers[name] = start(spec, i, bench_args, args.cpus, args.work)
+        times = {n: [] for n in specs}
         for r in range(args.rounds):
             for name in (["A", "B"] if r % 2 == 0 else ["B", "A"]):
-                times[name] += time_runs(procs[name], name, args.per)
+                try:
+                    times[name] += servers[name].run(args.per)[0]
+                except RuntimeError as e:
+                    sys.exit(f"ab.py: variant {name}: {e}")
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-                proc.wait()
+        for server in servers.values():
+            if server.proc.poll() is None:
+                server.close()
     stats = {n: (statistics.median(t), quantile(t, 0.25), min(t))
              for n, t in times.items()}
     for name, (med, p25, low) in stats.items():

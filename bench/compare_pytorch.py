@@ -192,10 +192,21 @@ class TfcServer:
         if threads:
             cmd += ["--threads", str(threads)]
         cmd += list(extra)
+        self._start(cmd)
+
+    @classmethod
+    def from_command(cls, cmd, env=None):
+        """A server from a whole `tfc bench ... --serve` command line, run
+        with `env` (None: this process's environment)."""
+        server = cls.__new__(cls)
+        server._start(cmd, env)
+        return server
+
+    def _start(self, cmd, env=None):
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True,
-                                     bufsize=1)
+                                     bufsize=1, env=env)
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError("tfc bench failed: " + " ".join(cmd))
