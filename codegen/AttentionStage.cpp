@@ -343,25 +343,26 @@ TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
     rowMax[r] = _mm512_reduce_max_ps(maxes[r]);
 }
 
+/// exp(x - max) of the 16 scores at s, in place, on `lanes` (0 on the
+/// others); returns them.
+TFC_AVX512_INLINE __m512 expInPlace(float *s, __m512 max, __mmask16 lanes) {
+  __m512 e = _mm512_maskz_mov_ps(
+      lanes, expNeg(_mm512_sub_ps(_mm512_loadu_ps(s), max)));
+  _mm512_storeu_ps(s, e);
+  return e;
+}
+
 /// A row of the block: its scores at keys [0, keys), whose largest is
 /// `max`, become exp(s - max), zero from `keys` to the tile's end; returns
-/// 1 / their sum.
+/// 1 / their sum. Full vectors first, without computing their lanes.
 TFC_AVX512_TARGET float softmaxRow(float *s, long keys, float max) {
   __m512 rowMax = _mm512_set1_ps(max);
   __m512 sum = _mm512_setzero_ps();
   long full = keys / 16 * 16, end = (keys + kKeys - 1) / kKeys * kKeys;
-  for (long j = 0; j < full; j += 16) {
-    __m512 e = expNeg(_mm512_sub_ps(_mm512_loadu_ps(s + j), rowMax));
-    _mm512_storeu_ps(s + j, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  for (long j = full; j < end; j += 16) {
-    __m512 e = _mm512_maskz_mov_ps(
-        firstLanes(keys - j),
-        expNeg(_mm512_sub_ps(_mm512_loadu_ps(s + j), rowMax)));
-    _mm512_storeu_ps(s + j, e);
-    sum = _mm512_add_ps(sum, e);
-  }
+  for (long j = 0; j < full; j += 16)
+    sum = _mm512_add_ps(sum, expInPlace(s + j, rowMax, 0xffff));
+  for (long j = full; j < end; j += 16)
+    sum = _mm512_add_ps(sum, expInPlace(s + j, rowMax, firstLanes(keys - j)));
   return 1.0f / _mm512_reduce_add_ps(sum);
 }
 
