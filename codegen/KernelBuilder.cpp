@@ -309,6 +309,7 @@ std::string KernelOptions::cacheKey() const {
   std::string key;
   for (auto [set, name] : {std::pair{amxTiles, "amx-tiles"},
                            std::pair{f32PanelStage, "f32-panel-stage"},
+                           std::pair{bf16PanelStage, "bf16-panel-stage"},
                            std::pair{attentionStage, "attention-stage"}})
     if (set)
       key += (key.empty() ? "" : " ") + std::string(name);
@@ -319,6 +320,7 @@ KernelOptions hostKernelOptions() {
   KernelOptions options;
   options.amxTiles = hostHasAmx();
   options.f32PanelStage = hostHasF32PanelStage();
+  options.bf16PanelStage = hostHasBf16PanelStage();
   options.attentionStage = hostHasAttentionStage();
   return options;
 }

@@ -97,6 +97,10 @@ struct KernelOptions {
   /// PanelMatmul.h (AVX-512F, a prefetch of the next panels), under the
   /// same terms.
   bool f32PanelStage = false;
+  /// bf16 products on weight panels through PanelMatmul.h's vdpbf16ps stage
+  /// (AVX512_BF16; where amxTiles is not set or AMX does not apply), under
+  /// the same terms.
+  bool bf16PanelStage = false;
   /// The CPU attention (more than one query row) through the extern stage of
   /// AttentionStage.h (AVX-512F), under the same terms.
   bool attentionStage = false;
@@ -108,8 +112,9 @@ struct KernelOptions {
 };
 
 /// The options of kernels compiled to run in this process (the JIT and the
-/// disk cache): AMX tiles where hostHasAmx(), the fp32 panel stage where
-/// hostHasF32PanelStage(), the attention stage where
+/// disk cache): AMX tiles where hostHasAmx(), the fp32 and bf16 panel
+/// stages where hostHasF32PanelStage() and hostHasBf16PanelStage(), the
+/// attention stage where
 /// hostHasAttentionStage().
 KernelOptions hostKernelOptions();
 

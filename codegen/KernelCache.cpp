@@ -41,6 +41,10 @@ static Internal::JITModule externs() {
         kPanelMatmulSymbol,
         Internal::JITModule::Symbol(
             reinterpret_cast<void *>(&tfc_panel_matmul_f32)));
+    m.add_symbol_for_export(
+        kBf16PanelMatmulSymbol,
+        Internal::JITModule::Symbol(
+            reinterpret_cast<void *>(&tfc_panel_matmul_bf16)));
     m.add_symbol_for_export(kAttentionSymbol,
                             Internal::JITModule::Symbol(
                                 reinterpret_cast<void *>(&tfc_attention_f32)));

@@ -118,14 +118,18 @@
 // On a CPU with AMX (KernelOptions::amxTiles, kernels run in this process
 // only) a bf16 product on panels instead runs on the tile unit through the
 // extern stage of AmxMatmul.h: A is rounded to bf16 once per call
-// (`amx_a`, parallel rows, as `apack` above), the result is cut into blocks
+// (`bf16_a`, parallel rows, as `apack` above), the result is cut into blocks
 // of kExternBlockN columns (whole panels) by kExternBlockM rows, the
 // columns' blocks are the parallel tasks, and each block is one extern call
 // on the rounded rows, computed just before the epilogue reads it (in
 // L1/L2).
 // (Rounding A in each block instead cost ~10 % of a BERT-size product: A
-// was rounded N / 96 times.) Where K is not a multiple of 32 or A
-// broadcasts over the result's batch, the vdpbf16ps kernel serves.
+// was rounded N / 96 times.) Where K is not a multiple of 32, or the CPU
+// has no AMX (KernelOptions::bf16PanelStage: AVX512_BF16, e.g. AMD Zen 4
+// and 5), the same blocks run PanelMatmul.h's bf16 stage instead: the fp32
+// stage's tile and prefetch on vdpbf16ps, K even (~1.2x the Halide tile's
+// GFLOP/s on Zen 5, docs/benchmarks.md, session 23). Where A broadcasts
+// over the result's batch, the vdpbf16ps kernel serves.
 // The GEMV variant reads the bf16 weight as it is (half the bytes; panels
 // one after another) and widens it to f32 for the FMAs; A stays f32 there.
 // On bf16 panels it accumulates the two members of each pair of K in
@@ -788,12 +792,13 @@ constexpr int kOnePanelK = 1024;
 
 /// The extern stages that compute a product on panels, in place of the
 /// kernel's own tile.
-enum class ExternProduct { None, AmxBf16, PanelF32 };
+enum class ExternProduct { None, AmxBf16, PanelBf16, PanelF32 };
 
 /// Which extern stage serves `a` x `b` (panels), if the options allow one:
 /// A must have the result's rank and no batch dim it broadcasts; AMX needs a
-/// static K, a multiple of the tiles' 32 (the fp32 stage takes K at run
-/// time).
+/// static K, a multiple of the tiles' 32, else the bf16 panel stage serves
+/// bf16 where allowed (a static, even K); the fp32 stage takes K at run
+/// time.
 ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
                             bool packed, bool bf16,
                             std::optional<int64_t> staticK) {
@@ -802,18 +807,21 @@ ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
   for (int axis = 0; axis < a.rank() - 2; ++axis)
     if (a.shape[axis] == 1 && ctx.resultType.getShape()[axis] != 1)
       return ExternProduct::None;
-  if (bf16)
-    return ctx.options.amxTiles && staticK && *staticK % 32 == 0
-               ? ExternProduct::AmxBf16
+  if (bf16) {
+    if (ctx.options.amxTiles && staticK && *staticK % 32 == 0)
+      return ExternProduct::AmxBf16;
+    return ctx.options.bf16PanelStage && staticK && *staticK % 2 == 0
+               ? ExternProduct::PanelBf16
                : ExternProduct::None;
+  }
   return ctx.options.f32PanelStage ? ExternProduct::PanelF32
                                    : ExternProduct::None;
 }
 
 /// The product as the extern stage `which` (AmxMatmul.h, PanelMatmul.h),
 /// over the result's axis-ordered `vars`, reading `a`: A with dense rows of K
-/// (the AMX stage's bf16 copy, stored once per call, or the fp32 stage's
-/// input itself: each block reads all of K). `k` and `n` as the stage takes
+/// (the bf16 stages' copy, stored once per call, or the fp32 stage's input
+/// itself: each block reads all of K). `k` and `n` as the stage takes
 /// them (constants, or read at run time); `rowsOuter`: whether the blocks run
 /// with the row blocks outermost (rowsOuterBlocks), which the stage's
 /// prefetch needs to know.
@@ -822,6 +830,10 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
                          const std::vector<Var> &vars, Expr k, Expr n,
                          const Func &result, const Expr &rowsOuter) {
   bool amx = which == ExternProduct::AmxBf16;
+  const char *symbol = amx ? kAmxMatmulSymbol
+                       : which == ExternProduct::PanelBf16
+                           ? kBf16PanelMatmulSymbol
+                           : kPanelMatmulSymbol;
   Func prod = ctx.func(amx ? "amx" : "panel");
   // `result`, the kernel's output (buildMatmulWithEpilogue's callers return
   // it as the pipeline), as a handle to its halide_buffer_t, which Halide
@@ -832,8 +844,8 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
       Internal::Variable::make(Handle(), result.name() + ".buffer");
   std::vector<ExternFuncArgument> args = {
       a, b.param, k, n, resultBuffer, cast<int32_t>(rowsOuter)};
-  prod.define_extern(amx ? kAmxMatmulSymbol : kPanelMatmulSymbol, args,
-                     Float(32), std::vector<Var>(vars.rbegin(), vars.rend()));
+  prod.define_extern(symbol, args, Float(32),
+                     std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;
 }
 
@@ -1231,8 +1243,8 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);
-  if (stage == ExternProduct::AmxBf16) {
-    tiled.apack = defineA(ctx, "amx_a", a, vars, /*guardM=*/false,
+  if (stage == ExternProduct::AmxBf16 || stage == ExternProduct::PanelBf16) {
+    tiled.apack = defineA(ctx, "bf16_a", a, vars, /*guardM=*/false,
                           /*rowsInner=*/false, BFloat(16));
     tiled.prod =
         defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,

@@ -1,6 +1,8 @@
-//===- PanelMatmul.cpp - fp32 products on weight panels, prefetched -------===//
+//===- PanelMatmul.cpp - Products on weight panels, prefetched ------------===//
 //
-// The extern stage of PanelMatmul.h. One call computes a block of the result
+// The extern stages of PanelMatmul.h, fp32 and bf16: one tile, templated on
+// its step of K (F32Step: one element, 24 FMAs; Bf16Step: a pair of K, 24
+// vdpbf16ps). One call computes a block of the result
 // (the columns of a few panels by up to ~128 rows, as the kernel's schedule
 // asks):
 //  1. panel by panel, the block's rows are taken 8 at a time (a row tile);
@@ -8,8 +10,9 @@
 //     thread-local buffer padded with zero rows;
 //  2. a tile's 24 accumulators (8 rows x 3 vectors of 16 columns) run over
 //     all of K in order: per step, 3 vectors of the panel's row, 8
-//     broadcasts of A, 24 FMAs; 4 steps per loop iteration (one step per
-//     iteration lost ~4 % to the loop's own instructions at M = 1024);
+//     broadcasts of A (an element, or a pair of bf16), 24 FMAs (or
+//     vdpbf16ps); 4 steps per loop iteration (one step per iteration lost
+//     ~4 % to the loop's own instructions at M = 1024);
 //  3. the accumulators are stored into the result, or through a small
 //     buffer where the tile is cut by the block's edge;
 //  4. the panels come from DRAM the first time. Every 4 steps of K, a few
@@ -51,94 +54,136 @@ constexpr int kVectors = kPanel / 16; // accumulators per row
 constexpr int kStepsPerPrefetch = 4;
 /// How many steps of K ahead the first row tile of a panel prefetches it.
 constexpr int kAhead = 32;
+/// Bytes of one step's row of a panel: 48 f32, or 48 pairs of bf16.
+constexpr int kStepBytes = kPanel * 4;
 
 #if defined(__x86_64__)
-#define TFC_AVX512_TARGET __attribute__((target("avx512f,prfchw")))
+// One target for both tiles (a template cannot take its target from its
+// argument): the fp32 tile's code uses no AVX512_BF16 instruction and is
+// the same as with AVX-512F alone; only the bf16 stage's calls need the CPU
+// to have it (hostHasBf16PanelStage).
+#define TFC_PANEL_TARGET __attribute__((target("avx512f,avx512bf16,prfchw")))
 
-#define TFC_AVX512_INLINE                                                      \
-  __attribute__((target("avx512f,prfchw"), always_inline)) inline
+#define TFC_PANEL_INLINE                                                       \
+  __attribute__((target("avx512f,avx512bf16,prfchw"), always_inline)) inline
 
 /// The tile's accumulators: 8 rows x 3 vectors of 16 columns.
 struct Acc {
   __m512 v[kTileRows][kVectors];
 };
 
-/// One step of K: row `bk` of the panel times A's 8 rows at `p` (rows 0-3,
-/// `lda` floats apart) and `q` (rows 4-7), element `kk`.
-TFC_AVX512_INLINE void fmaStep(Acc &acc, const float *p, const float *q,
-                               long lda, long kk, const float *bk) {
-  __m512 b0 = _mm512_loadu_ps(bk);
-  __m512 b1 = _mm512_loadu_ps(bk + 16);
-  __m512 b2 = _mm512_loadu_ps(bk + 32);
-  const float *rows[2] = {p, q};
+/// fp32 panels: one step is one element of K; FMAs.
+struct F32Step {
+  using Elem = float;
+  static constexpr int kPerStep = 1;
+  /// One step: the panel's row at `bk` times A's 8 rows at `p` (rows 0-3,
+  /// `lda` elements apart) and `q` (rows 4-7), element `kk`.
+  TFC_PANEL_INLINE static void apply(Acc &acc, const float *p, const float *q,
+                                     long lda, long kk, const float *bk) {
+    __m512 b[kVectors];
+    for (int j = 0; j < kVectors; ++j)
+      b[j] = _mm512_loadu_ps(bk + 16 * j);
+    const float *rows[2] = {p, q};
 #pragma GCC unroll 8
-  for (int m = 0; m < kTileRows; ++m) {
-    __m512 x = _mm512_set1_ps(rows[m / 4][kk + (m % 4) * lda]);
-    acc.v[m][0] = _mm512_fmadd_ps(x, b0, acc.v[m][0]);
-    acc.v[m][1] = _mm512_fmadd_ps(x, b1, acc.v[m][1]);
-    acc.v[m][2] = _mm512_fmadd_ps(x, b2, acc.v[m][2]);
+    for (int m = 0; m < kTileRows; ++m) {
+      __m512 x = _mm512_set1_ps(rows[m / 4][kk + (m % 4) * lda]);
+      for (int j = 0; j < kVectors; ++j)
+        acc.v[m][j] = _mm512_fmadd_ps(x, b[j], acc.v[m][j]);
+    }
   }
-}
+};
 
-/// 8 rows of A (`lda` floats apart) times one panel (K rows of 48), over K =
-/// `k`, into `c` (rows `ldc` floats apart, 48 columns). Every kStepsPerPrefetch
-/// steps, `pf` takes a step; with `ahead`, the panel's rows kAhead steps on are
-/// prefetched into L1 (prefetches never fault: past the panel's end they fetch
-/// the next).
-TFC_AVX512_TARGET void tile8(const float *a, long lda, const float *panel,
-                             int k, float *c, long ldc, PanelPrefetch &pf,
-                             bool ahead) {
+/// A pair of bf16, read as one 32-bit lane.
+typedef int32_t Bf16Pair __attribute__((may_alias, aligned(2)));
+
+/// bf16 panels (pairs of K side by side): one step is a pair of K;
+/// vdpbf16ps adds both products of a pair to the f32 accumulator.
+struct Bf16Step {
+  using Elem = uint16_t;
+  static constexpr int kPerStep = 2;
+  TFC_PANEL_INLINE static void apply(Acc &acc, const uint16_t *p,
+                                     const uint16_t *q, long lda, long kk,
+                                     const uint16_t *bk) {
+    __m512bh b[kVectors];
+    for (int j = 0; j < kVectors; ++j)
+      b[j] = (__m512bh)_mm512_loadu_si512(bk + 32 * j);
+    const uint16_t *rows[2] = {p, q};
+#pragma GCC unroll 8
+    for (int m = 0; m < kTileRows; ++m) {
+      __m512bh x =
+          (__m512bh)_mm512_set1_epi32(*reinterpret_cast<const Bf16Pair *>(
+              rows[m / 4] + kk + (m % 4) * lda));
+      for (int j = 0; j < kVectors; ++j)
+        acc.v[m][j] = _mm512_dpbf16_ps(acc.v[m][j], x, b[j]);
+    }
+  }
+};
+
+/// 8 rows of A (`lda` elements apart) times one panel (K rows of 48, or K / 2
+/// rows of 48 pairs), over K = `k`, into `c` (rows `ldc` floats apart, 48
+/// columns). Every kStepsPerPrefetch steps, `pf` takes a step; with `ahead`,
+/// the panel's rows kAhead steps on are prefetched into L1 (prefetches never
+/// fault: past the panel's end they fetch the next).
+template <typename Step>
+TFC_PANEL_TARGET void tile8(const typename Step::Elem *a, long lda,
+                            const typename Step::Elem *panel, int k, float *c,
+                            long ldc, PanelPrefetch &pf, bool ahead) {
+  constexpr int kStep = Step::kPerStep;
   Acc acc;
   for (int m = 0; m < kTileRows; ++m)
     for (int j = 0; j < kVectors; ++j)
       acc.v[m][j] = _mm512_setzero_ps();
-  const float *p = a, *q = a + 4 * lda;
+  const typename Step::Elem *p = a, *q = a + 4 * lda;
   long kk = 0;
-  for (; kk + kStepsPerPrefetch <= k; kk += kStepsPerPrefetch) {
+  // A step's row of the panel starts kk * 48 elements in (both layouts).
+  for (; kk + kStepsPerPrefetch * kStep <= k; kk += kStepsPerPrefetch * kStep) {
     pf.step();
-    const float *bk = panel + kk * kPanel;
+    const typename Step::Elem *bk = panel + kk * kPanel;
     if (ahead) {
-      const char *f = reinterpret_cast<const char *>(bk + kAhead * kPanel);
-      for (int i = 0; i < kStepsPerPrefetch * kPanel * 4; i += 64)
+      const char *f = reinterpret_cast<const char *>(bk) + kAhead * kStepBytes;
+      for (int i = 0; i < kStepsPerPrefetch * kStepBytes; i += 64)
         _mm_prefetch(f + i, _MM_HINT_T0);
     }
 #pragma GCC unroll 4
     for (int s = 0; s < kStepsPerPrefetch; ++s)
-      fmaStep(acc, p, q, lda, kk + s, bk + s * kPanel);
+      Step::apply(acc, p, q, lda, kk + s * kStep, bk + s * kStep * kPanel);
   }
-  for (; kk < k; ++kk)
-    fmaStep(acc, p, q, lda, kk, panel + kk * kPanel);
+  for (; kk < k; kk += kStep)
+    Step::apply(acc, p, q, lda, kk, panel + kk * kPanel);
 #pragma GCC unroll 8
   for (int m = 0; m < kTileRows; ++m)
     for (int j = 0; j < kVectors; ++j)
       _mm512_storeu_ps(c + m * ldc + j * 16, acc.v[m][j]);
 }
 
-/// The row tiles of `blk` times the panels under its columns.
-void product2D(const Block2D<float> &blk, const float *panels, int k,
-               PanelPrefetch &pf) {
+/// The row tiles of `blk` times the panels under its columns (a panel is
+/// K x 48 elements in both layouts).
+template <typename Step>
+void product2D(const Block2D<typename Step::Elem> &blk,
+               const typename Step::Elem *panels, int k, PanelPrefetch &pf) {
+  using Elem = typename Step::Elem;
   alignas(64) float edge[kTileRows * kPanel];
   // A last, shorter row tile, padded once for all the block's panels.
-  thread_local std::vector<float> pad;
+  thread_local std::vector<Elem> pad;
   int fullRows = blk.rows / kTileRows * kTileRows;
-  const float *tail =
+  const Elem *tail =
       fullRows < blk.rows ? padRows(blk, fullRows, kTileRows, k, pad) : nullptr;
   int end = blk.col0 + blk.cols;
   for (int p = blk.col0 / kPanel; p * kPanel < end; ++p) {
-    const float *panel = panels + long(p) * k * kPanel;
+    const Elem *panel = panels + long(p) * k * kPanel;
     // The panel's columns in the block: [lo, hi) of its 48.
     int lo = std::max(blk.col0 - p * kPanel, 0);
     int hi = std::min(end - p * kPanel, kPanel);
     float *c = blk.c + (p * kPanel + lo - blk.col0);
     for (int r = 0; r < blk.rows; r += kTileRows) {
       bool full = r < fullRows;
-      const float *a = full ? blk.a + r * blk.lda : tail;
+      const Elem *a = full ? blk.a + r * blk.lda : tail;
       long lda = full ? blk.lda : k;
       if (full && lo == 0 && hi == kPanel) {
-        tile8(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf, r == 0);
+        tile8<Step>(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf, r == 0);
         continue;
       }
-      tile8(a, lda, panel, k, edge, kPanel, pf, r == 0);
+      tile8<Step>(a, lda, panel, k, edge, kPanel, pf, r == 0);
       for (int i = 0; i < kTileRows && r + i < blk.rows; ++i)
         std::memcpy(c + (r + i) * blk.ldc, edge + i * kPanel + lo,
                     size_t(hi - lo) * 4);
@@ -147,26 +192,48 @@ void product2D(const Block2D<float> &blk, const float *panels, int k,
 }
 
 /// The prefetch of one call (PanelBlocks.h), spread over its steps: row
-/// tiles of each batch entry and panel, each K / kStepsPerPrefetch of them.
+/// tiles of each batch entry and panel, each K / (kStepsPerPrefetch steps)
+/// of them. The panels are `b`'s outermost dim.
+template <typename Step>
 PanelPrefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
                            int k, const void *result, bool rowsOuter,
                            const halide_buffer_t *out) {
-  PanelPrefetch pf =
-      planPanelPrefetch(a, out, b->host, long(k) * kPanel * 4, b->dim[2].extent,
-                        kPanel, result, rowsOuter);
+  PanelPrefetch pf = planPanelPrefetch(
+      a, out, b->host, long(k) * kPanel * sizeof(typename Step::Elem),
+      b->dim[b->dimensions - 1].extent, kPanel, result, rowsOuter);
   int col0 = out->dim[0].min, end = col0 + out->dim[0].extent;
   long panels = (end + kPanel - 1) / kPanel - col0 / kPanel;
   long entries = batchEntries(out);
   long tiles = (out->dim[1].extent + kTileRows - 1) / kTileRows;
-  pf.spread(entries * panels * tiles *
-            ((k + kStepsPerPrefetch - 1) / kStepsPerPrefetch));
+  int perIteration = kStepsPerPrefetch * Step::kPerStep;
+  pf.spread(entries * panels * tiles * ((k + perIteration - 1) / perIteration));
   return pf;
+}
+
+/// One call of the stage on `Step`'s elements: the prefetch, then every
+/// batch entry of the block.
+template <typename Step>
+void computeBlock(halide_buffer_t *a, halide_buffer_t *b, int32_t k,
+                  const void *result, int32_t rowsOuter, halide_buffer_t *out) {
+  using Elem = typename Step::Elem;
+  PanelPrefetch pf = planPrefetch<Step>(a, b, k, result, rowsOuter != 0, out);
+  forEachBlock2D<Elem>(a, out, [&](const Block2D<Elem> &blk) {
+    product2D<Step>(blk, reinterpret_cast<const Elem *>(b->host), k, pf);
+  });
 }
 #endif
 
-/// Why the buffers cannot be read as the header says, or "".
-std::string checkBuffers(const halide_buffer_t *a, const halide_buffer_t *b,
-                         int32_t k, int32_t n, const halide_buffer_t *out) {
+/// Why the block `out` is not within the `panelCount` panels, or "".
+std::string checkColumns(const halide_buffer_t *out, int32_t panelCount) {
+  if (out->dim[0].min < 0 ||
+      out->dim[0].min + out->dim[0].extent > long(panelCount) * kPanel)
+    return "the block's columns are not within the panels";
+  return "";
+}
+
+/// Why the f32 stage's buffers cannot be read as the header says, or "".
+std::string checkF32Buffers(const halide_buffer_t *a, const halide_buffer_t *b,
+                            int32_t k, int32_t n, const halide_buffer_t *out) {
   auto isF32 = [](const halide_buffer_t *buf) {
     return buf->type.code == halide_type_float && buf->type.bits == 32;
   };
@@ -180,16 +247,42 @@ std::string checkBuffers(const halide_buffer_t *a, const halide_buffer_t *b,
     return "the panels are not dense [panels, K, 48]";
   if (std::string rows = checkBlockRows(a, k, out); !rows.empty())
     return rows;
-  if (out->dim[0].min < 0 ||
-      out->dim[0].min + out->dim[0].extent > b->dim[2].extent * kPanel)
-    return "the block's columns are not within the panels";
-  return "";
+  return checkColumns(out, b->dim[2].extent);
+}
+
+/// Why the bf16 stage's buffers cannot be read as the header says, or "".
+std::string checkBf16Buffers(const halide_buffer_t *a, const halide_buffer_t *b,
+                             int32_t k, int32_t n, const halide_buffer_t *out) {
+  if (k <= 0 || k % 2 != 0 || n <= 0)
+    return "K must be positive and even, N positive";
+  if (a->type.code != halide_type_bfloat || a->type.bits != 16 ||
+      b->type.bits != 16 || b->dimensions != 4 ||
+      out->type.code != halide_type_float || out->type.bits != 32)
+    return "expects bf16 activations and panels, an f32 result";
+  if (b->dim[0].extent != 2 || b->dim[1].extent != kPanel ||
+      b->dim[2].extent != k / 2 || b->dim[0].stride != 1 ||
+      b->dim[1].stride != 2 || b->dim[2].stride != 2 * kPanel ||
+      b->dim[3].stride != long(k) * kPanel)
+    return "the panels are not dense [panels, K / 2, 48, 2]";
+  if (std::string rows = checkBlockRows(a, k, out); !rows.empty())
+    return rows;
+  return checkColumns(out, b->dim[3].extent);
 }
 } // namespace
 
 bool tfc::codegen::hostHasF32PanelStage() {
   static const bool has = avx512fStageAllowed("TFC_HOST_NO_F32_PANEL_STAGE");
   return has;
+}
+
+bool tfc::codegen::hostHasBf16PanelStage() {
+#if defined(__x86_64__)
+  static const bool has = avx512fStageAllowed("TFC_HOST_NO_BF16_PANEL_STAGE") &&
+                          __builtin_cpu_supports("avx512bf16") != 0;
+  return has;
+#else
+  return false;
+#endif
 }
 
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
@@ -200,15 +293,33 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
       [&] {
         answerBlockQuery(a, b, k, out, {kPanel, k, (n + kPanel - 1) / kPanel});
       },
-      [&] { return checkBuffers(a, b, k, n, out); }, hostHasF32PanelStage(),
+      [&] { return checkF32Buffers(a, b, k, n, out); }, hostHasF32PanelStage(),
       "this process cannot use AVX-512F");
   if (call != StageCall::Compute)
     return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
-  PanelPrefetch pf = planPrefetch(a, b, k, result, rows_outer != 0, out);
-  forEachBlock2D<float>(a, out, [&](const Block2D<float> &blk) {
-    product2D(blk, reinterpret_cast<const float *>(b->host), k, pf);
-  });
+  computeBlock<F32Step>(a, b, k, result, rows_outer, out);
+  return 0;
+#else
+  return -1;
+#endif
+}
+
+extern "C" int tfc_panel_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
+                                     int32_t k, int32_t n, const void *result,
+                                     int32_t rows_outer, halide_buffer_t *out) {
+  StageCall call = beginStageCall(
+      kBf16PanelMatmulSymbol, {a, b, out},
+      [&] {
+        answerBlockQuery(a, b, k, out,
+                         {2, kPanel, k / 2, (n + kPanel - 1) / kPanel});
+      },
+      [&] { return checkBf16Buffers(a, b, k, n, out); },
+      hostHasBf16PanelStage(), "this process cannot use AVX512_BF16");
+  if (call != StageCall::Compute)
+    return call == StageCall::Answered ? 0 : -1;
+#if defined(__x86_64__)
+  computeBlock<Bf16Step>(a, b, k, result, rows_outer, out);
   return 0;
 #else
   return -1;

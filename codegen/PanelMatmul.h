@@ -1,4 +1,5 @@
-//===- PanelMatmul.h - fp32 products on panels, prefetched ------*- C++ -*-===//
+//===- PanelMatmul.h - Products on panels on AVX-512, prefetched -*- C++
+//-*-===//
 //
 // On x86-64 CPUs with AVX-512F, an fp32 product on weight panels (a linear
 // whose weight tfc.pack_panels laid out once) runs as an extern stage of
@@ -11,6 +12,12 @@
 // lines skip L2. It also fetches the block's lines of the kernel's result
 // for writing (PanelBlocks.h). The kernel's Halide code passes the block
 // through its epilogue (bias, activation, residual) as usual.
+//
+// On CPUs with AVX512_BF16 but no AMX (AMD Zen 4 and 5), a bf16 product on
+// panels (`--dtype bf16`) runs the same way on a second stage: the same
+// tile and prefetch, with vdpbf16ps on pairs of K (A rounded to bf16 once
+// per call by the kernel, as for the AMX stage of AmxMatmul.h, which takes
+// precedence where the CPU has AMX).
 //
 // Only kernels compiled into this process use it (the JIT and the disk
 // cache, whose shared objects find the function in the executable, which
@@ -28,13 +35,19 @@
 
 namespace tfc::codegen {
 
-/// The extern stage's C symbol.
+/// The extern stages' C symbols.
 inline constexpr const char *kPanelMatmulSymbol = "tfc_panel_matmul_f32";
+inline constexpr const char *kBf16PanelMatmulSymbol = "tfc_panel_matmul_bf16";
 
-/// Whether this process may run the extern stage: an x86-64 CPU with
+/// Whether this process may run the fp32 stage: an x86-64 CPU with
 /// AVX-512F, and TFC_HOST_NO_F32_PANEL_STAGE is not "1". Decided once per
 /// process.
 bool hostHasF32PanelStage();
+
+/// Whether this process may run the bf16 stage: an x86-64 CPU with AVX-512F
+/// and AVX512_BF16, and TFC_HOST_NO_BF16_PANEL_STAGE is not "1". Decided
+/// once per process.
+bool hostHasBf16PanelStage();
 
 } // namespace tfc::codegen
 
@@ -54,5 +67,14 @@ bool hostHasF32PanelStage();
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, const void *result,
                                     int32_t rows_outer, halide_buffer_t *out);
+
+/// The bf16 stage: as tfc_panel_matmul_f32, on `a` rounded to bf16 and bf16
+/// panels [ceil(N / 48), K / 2, 48, 2] (pairs of K side by side, as
+/// tfc.pack_panels lays out a bf16 weight), K even. Returns non-zero, after
+/// saying why, where this process has no AVX512_BF16 (hostHasBf16PanelStage)
+/// or a buffer cannot be read.
+extern "C" int tfc_panel_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
+                                     int32_t k, int32_t n, const void *result,
+                                     int32_t rows_outer, halide_buffer_t *out);
 
 #endif // TFC_CODEGEN_PANELMATMUL_H

@@ -460,10 +460,10 @@ TEST_P(MatmulPanelTest, MatchesNaiveProduct) {
   bool verify = !c.generic;
   expectClose(runOp(ir, {aF32, packed}, DT::F32, rShape, nullptr, verify),
               expected, 1e-5, 1e-4);
-  // Where the process uses an extern stage (AMX tiles for bf16, K a multiple
-  // of 32; the fp32 panel stage), the Halide kernel too.
+  // Where the process uses an extern stage (AMX tiles or the bf16 panel
+  // stage for bf16; the fp32 panel stage), the Halide kernel too.
   const tfc::codegen::KernelOptions &host = cache().kernelOptions();
-  if (c.bf16 ? host.amxTiles : host.f32PanelStage)
+  if (c.bf16 ? host.amxTiles || host.bf16PanelStage : host.f32PanelStage)
     expectClose(
         runOp(ir, {aF32, packed}, DT::F32, rShape, &noExternCache(), verify),
         expected, 1e-5, 1e-4);
@@ -539,7 +539,12 @@ INSTANTIATE_TEST_SUITE_P(
                   false},
         // AMX blocks with the rows outermost (as RowsOuterBlocks).
         PanelCase{"Bf16RowsOuterBlocks", "?x?x704", {3, 260, 704}, 704, 100,
-                  true, true, true}),
+                  true, true, true},
+        // K not a multiple of 32 (the bf16 panel stage, not AMX) nor of the
+        // stage's 8 per iteration: 21 pairs, the last one after the loop;
+        // a row tail, a padded panel, a batch.
+        PanelCase{"Bf16OddPairs", "?x?x42", {2, 21, 42}, 42, 100, false, true,
+                  true}),
     // clang-format on
     [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
@@ -642,6 +647,68 @@ TEST(MatmulKernelTest, AmxStageWhereAsked) {
   std::string k40 = stmtOf(40, true);
   EXPECT_NE(k40.rfind("error: ", 0), 0u) << k40;
   EXPECT_EQ(k40.find(tfc::codegen::kAmxMatmulSymbol), std::string::npos);
+}
+
+/// The bf16 panel stage is in a kernel only where KernelOptions ask for it
+/// and it applies (bf16 panels, an even static K), and AMX is preferred
+/// where both are asked for and K is a multiple of 32.
+TEST(MatmulKernelTest, Bf16PanelStageWhereAsked) {
+  auto stmtOf = [](int64_t k, bool stage, bool amx) {
+    tfc::codegen::KernelOptions options;
+    options.bf16PanelStage = stage;
+    options.amxTiles = amx;
+    return panelProductStmt(
+        k, "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>", options);
+  };
+  if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
+    GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  using tfc::codegen::kAmxMatmulSymbol, tfc::codegen::kBf16PanelMatmulSymbol;
+  EXPECT_NE(stmtOf(40, true, false).find(kBf16PanelMatmulSymbol),
+            std::string::npos);
+  std::string without = stmtOf(40, false, false);
+  EXPECT_NE(without.rfind("error: ", 0), 0u) << without;
+  EXPECT_EQ(without.find(kBf16PanelMatmulSymbol), std::string::npos);
+  std::string both = stmtOf(64, true, true);
+  EXPECT_NE(both.find(kAmxMatmulSymbol), std::string::npos);
+  EXPECT_EQ(both.find(kBf16PanelMatmulSymbol), std::string::npos);
+  // K = 40 with both: not AMX's 32-wide tiles, the bf16 panel stage.
+  EXPECT_NE(stmtOf(40, true, true).find(kBf16PanelMatmulSymbol),
+            std::string::npos);
+}
+
+/// The bf16 panel stage refuses buffers it cannot read, with a reason,
+/// before reading them (on any CPU).
+TEST(MatmulKernelTest, Bf16PanelStageRefusesBadBuffers) {
+  // An odd K.
+  Tensor a(DT::BF16, {4, 41}), p(DT::BF16, {1, 20, 48, 2}),
+      out(DT::F32, {4, 48});
+  EXPECT_NE(
+      tfc_panel_matmul_bf16(a.raw(), p.raw(), 41, 48, nullptr, 0, out.raw()),
+      0);
+  std::string why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("positive and even"), std::string::npos) << why;
+  // Panels of another K than the one passed.
+  Tensor a40(DT::BF16, {4, 40}), p16(DT::BF16, {1, 16, 48, 2});
+  EXPECT_NE(tfc_panel_matmul_bf16(a40.raw(), p16.raw(), 40, 48, nullptr, 0,
+                                  out.raw()),
+            0);
+  why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("not dense [panels, K / 2, 48, 2]"), std::string::npos)
+      << why;
+  // A block wider than the panels.
+  Tensor wide(DT::F32, {4, 96});
+  EXPECT_NE(
+      tfc_panel_matmul_bf16(a40.raw(), p.raw(), 40, 96, nullptr, 0, wide.raw()),
+      0);
+  why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
+  // f32 activations.
+  Tensor a32(DT::F32, {4, 40});
+  EXPECT_NE(
+      tfc_panel_matmul_bf16(a32.raw(), p.raw(), 40, 48, nullptr, 0, out.raw()),
+      0);
+  why = tfc::codegen::takeKernelRuntimeError();
+  EXPECT_NE(why.find("expects bf16"), std::string::npos) << why;
 }
 
 /// The extern stage refuses buffers it cannot read, with a reason, before
