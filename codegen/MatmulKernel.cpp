@@ -127,13 +127,15 @@
 // was rounded N / 96 times.) Where K is not a multiple of 32, or the CPU
 // has no AMX (KernelOptions::bf16PanelStage: AVX512_BF16, e.g. AMD Zen 4
 // and 5), the same blocks run PanelMatmul.h's bf16 stage instead: the fp32
-// stage's tile and prefetch on vdpbf16ps, K even (~1.2x the Halide tile's
-// GFLOP/s on Zen 5, docs/benchmarks.md, session 23). Where A broadcasts
-// over the result's batch, the vdpbf16ps kernel serves.
-// The GEMV variant reads the bf16 weight as it is (half the bytes; panels
-// one after another) and widens it to f32 for the FMAs; A stays f32 there.
-// On bf16 panels it accumulates the two members of each pair of K in
-// separate lanes (32 lanes per 16 columns, one dense load per pair row)
+// stage's tile and prefetch on vdpbf16ps, K even. On Zen 5, against the
+// vdpbf16ps kernel, whole models: 1.15x at 32 rows (the Transformer base),
+// 1.02x at 128, 0.976x at 8 x 128 (BERT-base b8), where the weights come
+// from L3 anyway and the kernel's epilogue in its stores wins
+// (docs/benchmarks.md, session 23). Where A broadcasts over the result's batch,
+// the vdpbf16ps kernel serves. The GEMV variant reads the bf16 weight as it is
+// (half the bytes; panels one after another) and widens it to f32 for the FMAs;
+// A stays f32 there. On bf16 panels it accumulates the two members of each pair
+// of K in separate lanes (32 lanes per 16 columns, one dense load per pair row)
 // and adds them at the end: reading the pairs apart (a strided load per k)
 // made GPT-2 bf16 decode ~20 % slower.
 //
