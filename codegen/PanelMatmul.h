@@ -1,5 +1,4 @@
-//===- PanelMatmul.h - Products on panels on AVX-512, prefetched -*- C++
-//-*-===//
+//===- PanelMatmul.h - Products on panels, prefetched -----------*- C++ -*-===//
 //
 // On x86-64 CPUs with AVX-512F, an fp32 product on weight panels (a linear
 // whose weight tfc.pack_panels laid out once) runs as an extern stage of
