@@ -419,13 +419,12 @@ TFC_AVX512_TARGET void pvBlock(const float *v, int dv, const float *w,
                                float *const *out) {
   for (int r = 0; r < kRows; r += kPVRows)
     for (int e0 = 0; e0 < dv; e0 += kPVVecs * 16) {
-      int vecs = std::min(kPVVecs, (dv - e0 + 15) / 16);
       const float *wr = w + r * pitch;
-      if (vecs == kPVVecs && e0 + kPVVecs * 16 <= dv) {
+      if (e0 + kPVVecs * 16 <= dv) {
         pvTile<kPVVecs, false>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
         continue;
       }
-      switch (vecs) {
+      switch ((dv - e0 + 15) / 16) { // 1 to kPVVecs vectors, a tail
       case 1:
         pvTile<1, true>(v, dv, wr, pitch, keys, e0, inv + r, out + r);
         break;

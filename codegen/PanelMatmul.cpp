@@ -54,8 +54,6 @@ constexpr int kVectors = kPanel / 16; // accumulators per row
 constexpr int kStepsPerPrefetch = 4;
 /// How many steps of K ahead the first row tile of a panel prefetches it.
 constexpr int kAhead = 32;
-/// Bytes of one step's row of a panel: 48 f32, or 48 pairs of bf16.
-constexpr int kStepBytes = kPanel * 4;
 
 #if defined(__x86_64__)
 // One target for both tiles (a template cannot take its target from its
@@ -129,6 +127,8 @@ TFC_PANEL_TARGET void tile8(const typename Step::Elem *a, long lda,
                             const typename Step::Elem *panel, int k, float *c,
                             long ldc, PanelPrefetch &pf, bool ahead) {
   constexpr int kStep = Step::kPerStep;
+  // Bytes of one step's row of a panel: 48 f32, or 48 pairs of bf16.
+  constexpr int kStepBytes = kPanel * kStep * sizeof(typename Step::Elem);
   Acc acc;
   for (int m = 0; m < kTileRows; ++m)
     for (int j = 0; j < kVectors; ++j)
