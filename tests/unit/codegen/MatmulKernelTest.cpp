@@ -628,14 +628,21 @@ std::string panelProductStmt(int64_t k, const std::string &panels,
   return stmt ? *stmt : "error: " + llvm::toString(stmt.takeError());
 }
 
+/// panelProductStmt on bf16 panels [2, K / 2, 48, 2], with the AMX stage
+/// and the bf16 panel stage asked for or not.
+std::string bf16StageStmt(int64_t k, bool amx, bool panelStage) {
+  tfc::codegen::KernelOptions options;
+  options.amxTiles = amx;
+  options.bf16PanelStage = panelStage;
+  return panelProductStmt(
+      k, "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>", options);
+}
+
 /// The AMX extern stage is in a kernel only where KernelOptions ask for it
 /// and it applies (bf16 panels, K a multiple of 32). Building needs no AMX.
 TEST(MatmulKernelTest, AmxStageWhereAsked) {
   auto stmtOf = [](int64_t k, bool amx) {
-    tfc::codegen::KernelOptions options;
-    options.amxTiles = amx;
-    return panelProductStmt(
-        k, "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>", options);
+    return bf16StageStmt(k, amx, false);
   };
   if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
     GTEST_SKIP() << "no AVX512_BF16 on this CPU";
@@ -654,11 +661,7 @@ TEST(MatmulKernelTest, AmxStageWhereAsked) {
 /// where both are asked for and K is a multiple of 32.
 TEST(MatmulKernelTest, Bf16PanelStageWhereAsked) {
   auto stmtOf = [](int64_t k, bool stage, bool amx) {
-    tfc::codegen::KernelOptions options;
-    options.bf16PanelStage = stage;
-    options.amxTiles = amx;
-    return panelProductStmt(
-        k, "tensor<2x" + std::to_string(k / 2) + "x48x2xbf16>", options);
+    return bf16StageStmt(k, amx, stage);
   };
   if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
     GTEST_SKIP() << "no AVX512_BF16 on this CPU";
