@@ -9,11 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -89,26 +87,36 @@ __attribute__((target("avx2,fma"))) void burstAvx2(int passes) {
   gSink = s;
 }
 
-/// Lets `count` threads go on together (std::barrier is C++20).
-class Barrier {
+/// Lets `count` threads go on together, within a fraction of a microsecond:
+/// the waiting threads spin (and yield after a while, should there be more
+/// threads than CPUs) instead of sleeping. Woken from a condition variable,
+/// a thread started its burst tens of microseconds after the last one
+/// arrived on a 2-vCPU KVM guest, which read the 2-thread FMA peak of ~44 us
+/// bursts 7-25 % low (407-497 GFLOP/s against twice the 1-thread 265-272;
+/// docs/benchmarks.md, "Session 24").
+class SpinBarrier {
 public:
-  explicit Barrier(int count) : count(count) {}
+  explicit SpinBarrier(int count) : count(count) {}
   void arriveAndWait() {
-    std::unique_lock<std::mutex> lock(mutex);
-    int phase = generation;
-    if (++waiting == count) {
-      waiting = 0;
-      ++generation;
-      wake.notify_all();
+    int phase = generation.load(std::memory_order_acquire);
+    if (waiting.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
+      waiting.store(0, std::memory_order_relaxed);
+      generation.fetch_add(1, std::memory_order_acq_rel);
       return;
     }
-    wake.wait(lock, [&] { return generation != phase; });
+    for (long spins = 0; generation.load(std::memory_order_acquire) == phase;
+         ++spins) {
+      if (spins < kSpinsBeforeYield)
+        _mm_pause();
+      else
+        std::this_thread::yield();
+    }
   }
 
 private:
-  std::mutex mutex;
-  std::condition_variable wake;
-  int count, waiting = 0, generation = 0;
+  static constexpr long kSpinsBeforeYield = 1l << 20; // a few milliseconds
+  const int count;
+  std::atomic<int> waiting{0}, generation{0};
 };
 
 /// Runs `work(thread)` on `threads` threads for `rounds` rounds that
@@ -117,7 +125,7 @@ std::vector<double> synchronizedRounds(int threads, int rounds,
                                        const std::function<void(int)> &work) {
   std::vector<double> starts(static_cast<size_t>(threads * rounds));
   std::vector<double> ends(starts.size());
-  Barrier sync(threads);
+  SpinBarrier sync(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {

@@ -6,9 +6,10 @@
 //  - the fp32 FMA peak: each thread runs the inner loop of a register-blocked
 //    matmul (24 AVX-512 accumulators, 3 vector loads and 8 broadcasts per 24
 //    FMAs, all in L1; AVX2 with 12 accumulators where there is no AVX-512) in
-//    short bursts that start together; a burst's FLOPs over the time from the
-//    first start to the last end, best burst. Short bursts matter on a shared
-//    machine: a long loop measures the share of the CPU the scheduler gave.
+//    short bursts that start together (the threads spin at a barrier); a
+//    burst's FLOPs over the time from the first start to the last end, best
+//    burst. Short bursts matter on a shared machine: a long loop measures the
+//    share of the CPU the scheduler gave.
 //  - read bandwidth: each thread sums its own slice of a 256 MiB array in
 //    the runtime's storage (transparent huge pages, as the weights), read
 //    front to back and as 8 streams side by side; the best pass of either
