@@ -28,6 +28,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <unistd.h>
+
 using namespace Halide;
 using namespace tfc::codegen::detail;
 
@@ -313,6 +315,8 @@ std::string KernelOptions::cacheKey() const {
                            std::pair{attentionStage, "attention-stage"}})
     if (set)
       key += (key.empty() ? "" : " ") + std::string(name);
+  if ((f32PanelStage || bf16PanelStage) && panelL2Bytes > 0)
+    key += " panel-l2=" + std::to_string(panelL2Bytes);
   return key;
 }
 
@@ -322,6 +326,8 @@ KernelOptions hostKernelOptions() {
   options.f32PanelStage = hostHasF32PanelStage();
   options.bf16PanelStage = hostHasBf16PanelStage();
   options.attentionStage = hostHasAttentionStage();
+  if (options.f32PanelStage || options.bf16PanelStage)
+    options.panelL2Bytes = std::max(::sysconf(_SC_LEVEL2_CACHE_SIZE), 0L);
   return options;
 }
 

@@ -48,6 +48,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -104,18 +105,23 @@ struct KernelOptions {
   /// The CPU attention (more than one query row) through the extern stage of
   /// AttentionStage.h (AVX-512F), under the same terms.
   bool attentionStage = false;
+  /// The per-core L2 (bytes) the panel stages' blocks are sized for: from
+  /// which K they are one panel wide (MatmulKernel.cpp, onePanelFromK); 0:
+  /// 2 MiB.
+  int64_t panelL2Bytes = 0;
 
   /// What the options add to a compiled kernel's cache key: the names of
   /// those that are set, e.g. "amx-tiles f32-panel-stage attention-stage",
-  /// or "".
+  /// with "panel-l2=<bytes>" where a panel stage is set and panelL2Bytes is
+  /// not 0; or "".
   std::string cacheKey() const;
 };
 
 /// The options of kernels compiled to run in this process (the JIT and the
 /// disk cache): AMX tiles where hostHasAmx(), the fp32 and bf16 panel
-/// stages where hostHasF32PanelStage() and hostHasBf16PanelStage(), the
-/// attention stage where
-/// hostHasAttentionStage().
+/// stages where hostHasF32PanelStage() and hostHasBf16PanelStage() (with
+/// the host's per-core L2 size, where the C library knows it), the
+/// attention stage where hostHasAttentionStage().
 KernelOptions hostKernelOptions();
 
 /// Builds the kernel of `op` with a schedule for `target` (a CPU schedule,

@@ -142,18 +142,19 @@
 // fp32 extern variant (CPU with AVX-512F, KernelOptions::f32PanelStage,
 // kernels run in this process only): an fp32 product on weight panels with
 // a static K runs through the extern stage of PanelMatmul.h in the same
-// blocks (one panel wide where K >= kOnePanelK), on A's rows as the kernel's
-// input holds them (a copy of A per call, as `apack`, cost BERT-base b8 2-5 %
-// at 1 thread): the same register tile, K in order, plus software prefetches of
-// the panels (prefetcht1, which Halide 14 cannot emit). It replaces the tile
-// and its 8 parts of K there: BERT-base b1 ~14 % faster at 1 thread on Emerald
-// Rapids (alternated), and GPT-2's cold compile shorter: no unrolled tile to
-// lower (docs/benchmarks.md, session 13). The GEMV variant still serves up to
-// kGemvRows rows. The stage takes K as an argument, and the GEMV on panels
-// loops over K and one panel per task, so both serve a shape-generic copy
-// of the op (PlanOptions::genericPanelProducts: K, the panel count and N
-// read at run time), so that a layer's linears that differ only in K and N
-// share one kernel.
+// blocks (one panel wide from a K that depends on the core's L2:
+// onePanelFromK), on A's rows as the kernel's input holds them (a copy of A
+// per call, as `apack`, cost BERT-base b8 2-5 % at 1 thread): the same register
+// tile, K in order, plus software prefetches of the panels (prefetcht1, which
+// Halide 14 cannot emit). It replaces the tile and its 8 parts of K there:
+// BERT-base b1 ~14 % faster at 1 thread on Emerald Rapids (alternated), and
+// GPT-2's cold compile shorter: no unrolled tile to lower (docs/benchmarks.md,
+// session 13). The GEMV variant still serves up to kGemvRows rows. The stage
+// takes K as an argument, and the GEMV on panels loops over K and one panel per
+// task, so both serve a shape-generic copy of the op
+// (PlanOptions::genericPanelProducts: K, the panel count and N read at run
+// time), so that a layer's linears that differ only in K and N share one
+// kernel.
 //
 // GPU schedule (GpuSchedules.cpp): a block per result tile, a register
 // micro-tile per thread, A and B read through the L1 cache, the epilogue
@@ -781,16 +782,13 @@ llvm::Error checkBf16Weight(const KernelContext &ctx, const TensorInput &b,
 
 namespace {
 /// Extern stages' blocks (see the file comment): two panels by up to 128
-/// rows; the fp32 stage's hold one panel where K >= kOnePanelK.
+/// rows; the panel stages' hold one panel from onePanelFromK on.
 constexpr int kExternBlockN = 2 * kTileN;
 constexpr int kExternBlockM = 128;
-/// From this K on, a block of two panels, its 128 rows of A and the next
-/// block's panels (prefetched during it) no longer fit a 2 MiB L2 (at
-/// K = 3072: 1.5 MB of A, 1.2 MB of panels, 1.2 MB ahead), and the panels
-/// are read again from L3. One panel per block: 4-5 % faster at K = 2048
-/// and 3072, 1-2 % at 1024; at K = 768 two panels are 0-4 % faster (C
-/// harness, docs/benchmarks.md, "Session 20").
-constexpr int kOnePanelK = 1024;
+/// A per-core L2 the panel stages' blocks are sized for where the options
+/// do not say (KernelOptions::panelL2Bytes): Emerald Rapids', where the
+/// rule below was first measured.
+constexpr int64_t kDefaultPanelL2Bytes = int64_t(2) << 20;
 
 /// The extern stages that compute a product on panels, in place of the
 /// kernel's own tile.
@@ -851,33 +849,55 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
   return prod;
 }
 
+/// From which K the panel stage `stage` (fp32 or bf16) computes blocks one
+/// panel wide, for a per-core L2 of `l2Bytes`: where a block of two panels,
+/// its kExternBlockM rows of A and the next block's two panels (prefetched
+/// during it) would take more than half of L2. Measured (docs/benchmarks.md,
+/// "Session 20", "Session 23" and "Session 24"):
+/// - Emerald Rapids, 2 MiB (from K = 820): one panel 4-5 % faster at K =
+///   2048 and 3072, 1-2 % at 1024; two panels 0-4 % faster at K = 768 (C
+///   harness);
+/// - Zen 5, 1 MiB (fp32 from K = 410, bf16 from 820): fp32 one panel at K =
+///   768 (the rows of BERT-base b8 still outermost), two alternated runs
+///   against two panels: BERT-base b1 1.003-1.014 at 1 thread, 0.994-1.011
+///   at 2; b8 1.003-1.010, 1.002-1.021; GPT-2 prefill 0.999-1.000,
+///   1.008-1.020 (at 2 threads a loop's last block, which the other thread
+///   waits for, is half as long); bf16 one panel 1.5-3 % faster at K = 3072,
+///   3-5 % slower at K = 768.
+int64_t onePanelFromK(ExternProduct stage, int64_t l2Bytes) {
+  int64_t elemBytes = stage == ExternProduct::PanelBf16 ? 2 : 4;
+  int64_t perK = elemBytes * (kExternBlockM + 2 * kExternBlockN);
+  return std::min<int64_t>(l2Bytes / 2 / perK + 1, INT32_MAX);
+}
+
 /// The columns of one of `stage`'s blocks for a product over `k`: whole
 /// panels (kExternBlockN, or one panel for the fp32 and bf16 panel stages
-/// from kOnePanelK on; a constant where K is). For the bf16 stage on Zen 5
-/// (L2 1 MiB), alternated on `bench/micro/linear.tfm` at K = 3072, one panel
-/// was 1.5 % faster at M = 128, 3 % at 8 x 128 rows, level at M = 32 (K =
-/// 2048).
-Expr externBlockN(ExternProduct stage, const Expr &k) {
+/// from onePanelFromK on; a constant where K is).
+Expr externBlockN(ExternProduct stage, const Expr &k, int64_t l2Bytes) {
   if (stage != ExternProduct::PanelF32 && stage != ExternProduct::PanelBf16)
     return kExternBlockN;
-  return Internal::simplify(select(k >= kOnePanelK, kTileN, kExternBlockN));
+  Expr onePanel = static_cast<int>(onePanelFromK(stage, l2Bytes));
+  return Internal::simplify(select(k >= onePanel, kTileN, kExternBlockN));
 }
 
 /// The extern blocks run with the row blocks outermost where A is larger
 /// than this (floats: 2 MiB, a core's L2 on Emerald Rapids), each batch
-/// entry has at least kExternBlockM rows, and K is below kOnePanelK.
+/// entry has at least kExternBlockM rows, and K is below kRowsOuterBelowK.
 /// A block's 128 rows of A then stay in L2 while the columns' blocks stream
 /// the panels (from L3 after the first row block). With the columns
 /// outermost, each column block reads all of A again, which at BERT b8 (3
 /// MiB of A) comes from L3: 81-82 % of the FMA peak against 86-88 %
 /// (bench/tile_levels.cpp); `bench/micro/linear.tfm` at M = 1024, K = 768:
-/// 4-5 % faster, fp32 and bf16 (docs/benchmarks.md, "Session 21"). Not:
+/// 4-5 % faster, fp32 and bf16 (docs/benchmarks.md, "Session 21"); on Zen 5
+/// with one-panel blocks, BERT-base b8 1.3 % faster at 1 thread (Session
+/// 24). Not:
 /// - with fewer rows per entry: every entry would stream every panel again
 ///   (64 rows x 16 entries: 2 % slower);
 /// - where A fits L2 (M = 256: 1 % slower; 512: level);
-/// - from kOnePanelK on, where 128 rows of A (1.5 MB at K = 3072) and the
-///   panels no longer fit L2 together (3 % slower).
+/// - from K = 1024 on (Emerald Rapids), where 128 rows of A (1.5 MB at K =
+///   3072) and the panels no longer fit L2 together (3 % slower).
 constexpr int64_t kRowsOuterAFloats = int64_t(1) << 19;
+constexpr int kRowsOuterBelowK = 1024;
 
 /// Whether the product of `a` (with the result's rank and batch dims:
 /// externProduct) over K = `k` runs with the row blocks outermost
@@ -887,7 +907,7 @@ Expr rowsOuterBlocks(const TensorInput &a, const Expr &k) {
   for (int axis = 0; axis < a.rank() - 1; ++axis)
     floatsOfA *= cast<int64_t>(a.extent(axis));
   return Internal::simplify(
-      k < kOnePanelK && a.extent(a.rank() - 2) >= kExternBlockM &&
+      k < kRowsOuterBelowK && a.extent(a.rank() - 2) >= kExternBlockM &&
       floatsOfA > Internal::make_const(Int(64), kRowsOuterAFloats));
 }
 
@@ -1243,6 +1263,8 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
 
   Func out = ctx.func();
+  int64_t l2Bytes = ctx.options.panelL2Bytes > 0 ? ctx.options.panelL2Bytes
+                                                 : kDefaultPanelL2Bytes;
   Expr rowsOuter =
       stage != ExternProduct::None ? rowsOuterBlocks(a, kExtent) : Expr(false);
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
@@ -1268,7 +1290,7 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   std::function<void(Func)> schedule = [&](Func out) {
     if (stage != ExternProduct::None)
       scheduleExternBlocks(out, tiled, vars, rowsOuter,
-                           externBlockN(stage, kExtent));
+                           externBlockN(stage, kExtent, l2Bytes));
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else

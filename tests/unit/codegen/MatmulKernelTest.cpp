@@ -748,6 +748,48 @@ TEST(MatmulKernelTest, F32PanelStageWhereAsked) {
   EXPECT_EQ(without.find(tfc::codegen::kPanelMatmulSymbol), std::string::npos);
 }
 
+/// How many panels wide the blocks of a panel stage's epilogue are in
+/// `stmt` (its loop over a block row's 16-float vectors: 3 per panel), or 0.
+int blockPanels(const std::string &stmt) {
+  bool one = stmt.find(".xni.xni, 0, 3)") != std::string::npos;
+  bool two = stmt.find(".xni.xni, 0, 6)") != std::string::npos;
+  return one == two ? 0 : one ? 1 : 2;
+}
+
+/// The panel stages' blocks are one panel wide from a K that depends on the
+/// per-core L2 (MatmulKernel.cpp, onePanelFromK): at K = 768, fp32 blocks
+/// are one panel with a 1 MiB L2 (Zen 5's) and two with 2 MiB (Emerald
+/// Rapids', also where the options give none); bf16 (half the bytes) two
+/// with 1 MiB. Building needs neither AVX-512 nor a CPU with that L2.
+TEST(MatmulKernelTest, PanelBlocksFollowL2) {
+  // Kernels built for one L2 are cached apart from those for another.
+  tfc::codegen::KernelOptions keyed;
+  keyed.f32PanelStage = true;
+  keyed.panelL2Bytes = int64_t(1) << 20;
+  EXPECT_EQ(keyed.cacheKey(), "f32-panel-stage panel-l2=1048576");
+  auto f32Panels = [](int64_t l2) {
+    tfc::codegen::KernelOptions options;
+    options.f32PanelStage = true;
+    options.panelL2Bytes = l2;
+    return blockPanels(panelProductStmt(768, "tensor<2x768x48xf32>", options));
+  };
+  EXPECT_EQ(f32Panels(int64_t(1) << 20), 1);
+  EXPECT_EQ(f32Panels(int64_t(2) << 20), 2);
+  EXPECT_EQ(f32Panels(0), 2);
+  if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
+    GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  tfc::codegen::KernelOptions options;
+  options.bf16PanelStage = true;
+  options.panelL2Bytes = int64_t(1) << 20;
+  EXPECT_EQ(
+      blockPanels(panelProductStmt(768, "tensor<2x384x48x2xbf16>", options)),
+      2);
+  // K = 1024 (bf16) from 1 MiB, as K = 768 for fp32: one panel.
+  EXPECT_EQ(
+      blockPanels(panelProductStmt(1024, "tensor<2x512x48x2xbf16>", options)),
+      1);
+}
+
 /// The stage's handle to the kernel's result names the result's buffer as
 /// Halide named the output Func: a second Func of a name already used in the
 /// process is made unique ("name$1"), and a handle by the plain name would
