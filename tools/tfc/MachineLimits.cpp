@@ -114,7 +114,8 @@ public:
   }
 
 private:
-  static constexpr long kSpinsBeforeYield = 1l << 20; // a few milliseconds
+  // Milliseconds: `pause` takes some 10 to 150 cycles, by CPU.
+  static constexpr long kSpinsBeforeYield = 1l << 20;
   const int count;
   std::atomic<int> waiting{0}, generation{0};
 };
