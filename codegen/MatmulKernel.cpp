@@ -881,9 +881,9 @@ Expr externBlockN(ExternProduct stage, const Expr &k, int64_t l2Bytes) {
   return Internal::simplify(select(k >= onePanel, kTileN, kExternBlockN));
 }
 
-/// The extern blocks run with the row blocks outermost where A is larger
-/// than this (floats: 2 MiB, a core's L2 on Emerald Rapids), each batch
-/// entry has at least kExternBlockM rows, and K is below kRowsOuterBelowK.
+/// The extern blocks run with the row blocks outermost where A (counted in
+/// floats) is larger than the core's L2, each batch entry has at least
+/// kExternBlockM rows, and K is below kRowsOuterBelowK.
 /// A block's 128 rows of A then stay in L2 while the columns' blocks stream
 /// the panels (from L3 after the first row block). With the columns
 /// outermost, each column block reads all of A again, which at BERT b8 (3
@@ -894,22 +894,24 @@ Expr externBlockN(ExternProduct stage, const Expr &k, int64_t l2Bytes) {
 /// 24). Not:
 /// - with fewer rows per entry: every entry would stream every panel again
 ///   (64 rows x 16 entries: 2 % slower);
-/// - where A fits L2 (M = 256: 1 % slower; 512: level);
+/// - where A fits L2 (Emerald Rapids, 2 MiB: M = 256 1 % slower, 512
+///   level). On Zen 5 (1 MiB), rows outermost from A > 1 MiB instead of 2:
+///   BERT-base b3 and b4 1.022 / 1.001 at 1 thread, 1.010 / 1.020 at 2
+///   (10 x 2 alternated);
 /// - from K = 1024 on (Emerald Rapids), where 128 rows of A (1.5 MB at K =
 ///   3072) and the panels no longer fit L2 together (3 % slower).
-constexpr int64_t kRowsOuterAFloats = int64_t(1) << 19;
 constexpr int kRowsOuterBelowK = 1024;
 
 /// Whether the product of `a` (with the result's rank and batch dims:
-/// externProduct) over K = `k` runs with the row blocks outermost
-/// (kRowsOuterAFloats).
-Expr rowsOuterBlocks(const TensorInput &a, const Expr &k) {
+/// externProduct) over K = `k` runs with the row blocks outermost, for a
+/// per-core L2 of `l2Bytes`.
+Expr rowsOuterBlocks(const TensorInput &a, const Expr &k, int64_t l2Bytes) {
   Expr floatsOfA = cast<int64_t>(k);
   for (int axis = 0; axis < a.rank() - 1; ++axis)
     floatsOfA *= cast<int64_t>(a.extent(axis));
   return Internal::simplify(
       k < kRowsOuterBelowK && a.extent(a.rank() - 2) >= kExternBlockM &&
-      floatsOfA > Internal::make_const(Int(64), kRowsOuterAFloats));
+      floatsOfA > Internal::make_const(Int(64), l2Bytes / 4));
 }
 
 /// A's copy (if any) stored once, in parallel rows; blocks of `blockN` x
@@ -1266,8 +1268,9 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   Func out = ctx.func();
   int64_t l2Bytes = ctx.options.panelL2Bytes > 0 ? ctx.options.panelL2Bytes
                                                  : kDefaultPanelL2Bytes;
-  Expr rowsOuter =
-      stage != ExternProduct::None ? rowsOuterBlocks(a, kExtent) : Expr(false);
+  Expr rowsOuter = stage != ExternProduct::None
+                       ? rowsOuterBlocks(a, kExtent, l2Bytes)
+                       : Expr(false);
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);

@@ -760,7 +760,8 @@ int blockPanels(const std::string &stmt) {
 /// per-core L2 (MatmulKernel.cpp, onePanelFromK): at K = 768, fp32 blocks
 /// are one panel with a 1 MiB L2 (Zen 5's) and two with 2 MiB (Emerald
 /// Rapids', also where the options give none); bf16 (half the bytes) two
-/// with 1 MiB. Building needs neither AVX-512 nor a CPU with that L2.
+/// with 1 MiB. Their row blocks are outermost where A outgrows L2
+/// (rowsOuterBlocks). Building needs neither AVX-512 nor a CPU with that L2.
 TEST(MatmulKernelTest, PanelBlocksFollowL2) {
   // Kernels built for one L2 are cached apart from those for another.
   tfc::codegen::KernelOptions keyed;
@@ -776,6 +777,18 @@ TEST(MatmulKernelTest, PanelBlocksFollowL2) {
   EXPECT_EQ(f32Panels(int64_t(1) << 20), 1);
   EXPECT_EQ(f32Panels(int64_t(2) << 20), 2);
   EXPECT_EQ(f32Panels(0), 2);
+  // The row blocks are outermost where A (M x 768 floats) outgrows L2: from
+  // M = 342 with 1 MiB, 683 with 2 MiB (the run-time test on M).
+  auto rowsFrom = [](int64_t l2, const std::string &m) {
+    tfc::codegen::KernelOptions options;
+    options.f32PanelStage = true;
+    options.panelL2Bytes = l2;
+    std::string stmt = panelProductStmt(768, "tensor<2x768x48xf32>", options);
+    return stmt.find("(int64)" + m + " < ") != std::string::npos;
+  };
+  EXPECT_TRUE(rowsFrom(int64_t(1) << 20, "341"));
+  EXPECT_FALSE(rowsFrom(int64_t(1) << 20, "682"));
+  EXPECT_TRUE(rowsFrom(int64_t(2) << 20, "682"));
   if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
     GTEST_SKIP() << "no AVX512_BF16 on this CPU";
   tfc::codegen::KernelOptions options;
