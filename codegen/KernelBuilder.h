@@ -106,8 +106,9 @@ struct KernelOptions {
   /// AttentionStage.h (AVX-512F), under the same terms.
   bool attentionStage = false;
   /// The per-core L2 (bytes) the panel stages' blocks are sized for: from
-  /// which K they are one panel wide (MatmulKernel.cpp, onePanelFromK); 0:
-  /// 2 MiB.
+  /// which K they are one panel wide (onePanelFromK) and from which size of
+  /// A their row blocks are outermost (rowsOuterBlocks), both in
+  /// MatmulKernel.cpp; 0: 2 MiB.
   int64_t panelL2Bytes = 0;
 
   /// What the options add to a compiled kernel's cache key: the names of
