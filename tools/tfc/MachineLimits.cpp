@@ -5,6 +5,7 @@
 #include "runtime/Tensor.h"
 
 #include <immintrin.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -231,11 +232,21 @@ double readBandwidth(int threads) {
   return best;
 }
 
+/// How many CPUs this process may run on (its affinity mask), or 0.
+int allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
 } // namespace
 
 MachineLimits driver::measureMachineLimits(int threads) {
   MachineLimits limits;
-  threads = std::max(threads, 1);
+  // More threads than CPUs share them: the limits are the CPUs'. (Spinning
+  // at the barrier, extra threads would also take the CPUs from the bursts.)
+  int cpus = allowedCpus();
+  threads = std::max(cpus > 0 ? std::min(threads, cpus) : threads, 1);
   limits.fmaGflops = fmaPeak(threads, limits.fmaKind);
   limits.readGBs = readBandwidth(threads);
   return limits;

@@ -30,7 +30,9 @@ struct MachineLimits {
   std::string fmaKind;  // "AVX-512", "AVX2", or "none" (peak 0)
 };
 
-/// Measures both limits on `threads` threads (about half a second).
+/// Measures both limits on `threads` threads, at most one per CPU the process
+/// may run on: more share the CPUs and cannot add to them (about half a
+/// second).
 MachineLimits measureMachineLimits(int threads);
 
 } // namespace tfc::driver
