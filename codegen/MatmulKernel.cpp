@@ -953,6 +953,38 @@ void scheduleExternBlocks(Func out, TiledFuncs &t, const std::vector<Var> &vars,
     packARows(t);
 }
 
+/// How an extern stage's blocks run: whether the row blocks are outermost
+/// (rowsOuterBlocks) and how many columns a block has (externBlockN).
+struct ExternBlocks {
+  Expr rowsOuter = Expr(false);
+  Expr n;
+};
+
+/// `stage`'s product of `a` and the panels `b` (`n` columns) over K = `k`
+/// as `tiled.prod`, and its blocks for the per-core L2 of the options. The
+/// bf16 stages read A's rows rounded to bf16 once per call (`tiled.apack`);
+/// the fp32 stage reads them where they are (a kernel input's innermost
+/// axis is dense; the stage takes the rows' strides).
+ExternBlocks defineExternStage(const KernelContext &ctx, ExternProduct stage,
+                               const TensorInput &a, const TensorInput &b,
+                               const std::vector<Var> &vars, const Expr &k,
+                               const Expr &n, const Func &out,
+                               TiledFuncs &tiled) {
+  int64_t l2Bytes = ctx.options.panelL2Bytes > 0 ? ctx.options.panelL2Bytes
+                                                 : kDefaultPanelL2Bytes;
+  ExternBlocks blocks{rowsOuterBlocks(a, k, l2Bytes),
+                      externBlockN(stage, k, l2Bytes)};
+  bool f32 = stage == ExternProduct::PanelF32;
+  tiled.apack = f32 ? Func()
+                    : defineA(ctx, "bf16_a", a, vars, /*guardM=*/false,
+                              /*rowsInner=*/false, BFloat(16));
+  ExternFuncArgument rowsOfA =
+      f32 ? ExternFuncArgument(a.param) : ExternFuncArgument(tiled.apack);
+  tiled.prod = defineExternProduct(ctx, stage, rowsOfA, b, vars, k, n, out,
+                                   blocks.rowsOuter);
+  return blocks;
+}
+
 /// Swapped variant (see the file comment): the tile, rows of B by rows of
 /// A; 12 x 2 = 24 accumulator vectors.
 constexpr int kSwapTileN = 12;
@@ -1266,35 +1298,20 @@ llvm::Expected<Func> buildMatmulWithEpilogue(
   }
 
   Func out = ctx.func();
-  int64_t l2Bytes = ctx.options.panelL2Bytes > 0 ? ctx.options.panelL2Bytes
-                                                 : kDefaultPanelL2Bytes;
-  Expr rowsOuter = stage != ExternProduct::None
-                       ? rowsOuterBlocks(a, kExtent, l2Bytes)
-                       : Expr(false);
   TiledFuncs tiled{apack, bpack, prod, kt, staticK, transposeB, packed};
   if (streams > 1)
     tiled.streamWhen = streamRows(a);
-  if (stage == ExternProduct::AmxBf16 || stage == ExternProduct::PanelBf16) {
-    tiled.apack = defineA(ctx, "bf16_a", a, vars, /*guardM=*/false,
-                          /*rowsInner=*/false, BFloat(16));
-    tiled.prod =
-        defineExternProduct(ctx, stage, tiled.apack, b, vars, kExtent,
-                            Internal::simplify(nLast + 1), out, rowsOuter);
-  } else if (stage == ExternProduct::PanelF32) {
-    // The fp32 stage reads A's rows where they are (a kernel input's
-    // innermost axis is dense; the stage takes the rows' strides).
-    tiled.apack = Func();
-    tiled.prod =
-        defineExternProduct(ctx, stage, a.param, b, vars, kExtent,
-                            Internal::simplify(nLast + 1), out, rowsOuter);
-  } else if (bf16)
+  ExternBlocks blocks;
+  if (stage != ExternProduct::None)
+    blocks = defineExternStage(ctx, stage, a, b, vars, kExtent,
+                               Internal::simplify(nLast + 1), out, tiled);
+  else if (bf16)
     tiled = defineTiledBf16(ctx, a, b, vars, transposeB, packed,
                             static_cast<int>(*staticK), guardN, guardM,
                             batchIndices(a));
   std::function<void(Func)> schedule = [&](Func out) {
     if (stage != ExternProduct::None)
-      scheduleExternBlocks(out, tiled, vars, rowsOuter,
-                           externBlockN(stage, kExtent, l2Bytes));
+      scheduleExternBlocks(out, tiled, vars, blocks.rowsOuter, blocks.n);
     else if (bf16)
       scheduleTiledBf16(out, tiled, vars, tailN, tailM, longEpilogue);
     else
