@@ -173,8 +173,10 @@ int runInfo(const InfoOptions &options) {
   double total = 0, storedBytes = 0;
   for (const ParamEntry &param : model.params) {
     auto [name, layer] = groupOf(param.name);
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const Group &g) { return g.name == name; });
+    // (C++17 lambdas cannot capture a structured binding.)
+    auto it =
+        std::find_if(groups.begin(), groups.end(),
+                     [&name = name](const Group &g) { return g.name == name; });
     if (it == groups.end()) {
       groups.push_back(Group{name});
       it = groups.end() - 1;
