@@ -239,7 +239,10 @@ stridedView(const PlanStep::StridedView &view, const halide_buffer_t &in,
 /// Blocks for temps, reused across steps and runs. Shared (shared_ptr) by
 /// the executor and by every tensor allocated from it, so a tensor may
 /// outlive the executor. Free blocks are matched by exact size: the same
-/// shapes recur in every layer and every run.
+/// shapes recur in every layer and every run. Blocks of 2 MiB or more are
+/// in transparent huge pages (allocateBlock), as the weights: a product
+/// reads 8 rows of A at a time, each row of a 3072-wide A three 4 KiB pages
+/// long (BERT-base b8 0.8 % faster; docs/benchmarks.md, "Session 25").
 class BlockPool : public std::enable_shared_from_this<BlockPool> {
 public:
   ~BlockPool() {
@@ -264,7 +267,7 @@ public:
       }
     }
     if (!block)
-      block = std::aligned_alloc(Tensor::kAlignment, size);
+      block = allocateBlock(size);
     if (!block)
       return Status::error("out of memory allocating " +
                            std::to_string(size) + " bytes for " +
