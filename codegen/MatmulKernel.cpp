@@ -824,11 +824,14 @@ ExternProduct externProduct(const KernelContext &ctx, const TensorInput &a,
 /// itself: each block reads all of K). `k` and `n` as the stage takes
 /// them (constants, or read at run time); `rowsOuter`: whether the blocks run
 /// with the row blocks outermost (rowsOuterBlocks), which the stage's
-/// prefetch needs to know.
+/// prefetch needs to know; `prefetchA`: whether the panel stages' tiles
+/// prefetch their rows of A (prefetchRowsOfA; the AMX stage takes no such
+/// argument).
 Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
                          ExternFuncArgument a, const TensorInput &b,
                          const std::vector<Var> &vars, Expr k, Expr n,
-                         const Func &result, const Expr &rowsOuter) {
+                         const Func &result, const Expr &rowsOuter,
+                         const Expr &prefetchA) {
   bool amx = which == ExternProduct::AmxBf16;
   const char *symbol = amx ? kAmxMatmulSymbol
                        : which == ExternProduct::PanelBf16
@@ -844,6 +847,8 @@ Func defineExternProduct(const KernelContext &ctx, ExternProduct which,
       Internal::Variable::make(Handle(), result.name() + ".buffer");
   std::vector<ExternFuncArgument> args = {
       a, b.param, k, n, resultBuffer, cast<int32_t>(rowsOuter)};
+  if (!amx)
+    args.push_back(cast<int32_t>(prefetchA));
   prod.define_extern(symbol, args, Float(32),
                      std::vector<Var>(vars.rbegin(), vars.rend()));
   return prod;
@@ -914,6 +919,27 @@ Expr rowsOuterBlocks(const TensorInput &a, const Expr &k, int64_t l2Bytes) {
       floatsOfA > Internal::make_const(Int(64), l2Bytes / 4));
 }
 
+/// From how many times the per-core L2 the panel stages' tiles prefetch
+/// their rows of A (prefetchRowsOfA). On Zen 5 (1 MiB L2), BERT-base b8's
+/// FFN down-projection (A 12 MiB, columns outermost) went from 86 to 92 % of
+/// the FMA peak, while at b1 (A 1.5 MiB) the prefetch cost 1-1.5 %
+/// (docs/benchmarks.md, "Session 25").
+constexpr int64_t kPrefetchAFromL2s = 4;
+
+/// Whether the panel stages' tiles prefetch their rows of A (`elemBytes`
+/// each; PanelMatmul.cpp): where each column block streams all of A (the
+/// columns outermost) and A is more than kPrefetchAFromL2s times the
+/// per-core L2 `l2Bytes`, so that its rows come from L3 or DRAM.
+Expr prefetchRowsOfA(const TensorInput &a, const Expr &k, int64_t l2Bytes,
+                     int64_t elemBytes, const Expr &rowsOuter) {
+  Expr bytesOfA = cast<int64_t>(k) * Internal::make_const(Int(64), elemBytes);
+  for (int axis = 0; axis < a.rank() - 1; ++axis)
+    bytesOfA *= cast<int64_t>(a.extent(axis));
+  return Internal::simplify(
+      !rowsOuter &&
+      bytesOfA > Internal::make_const(Int(64), kPrefetchAFromL2s * l2Bytes));
+}
+
 /// A's copy (if any) stored once, in parallel rows; blocks of `blockN` x
 /// kExternBlockM on `out`, the column blocks in parallel, the extern stage
 /// per block, the epilogue in vectors. Columns outermost, or rows outermost
@@ -980,8 +1006,10 @@ ExternBlocks defineExternStage(const KernelContext &ctx, ExternProduct stage,
                               /*rowsInner=*/false, BFloat(16));
   ExternFuncArgument rowsOfA =
       f32 ? ExternFuncArgument(a.param) : ExternFuncArgument(tiled.apack);
+  Expr prefetchA =
+      prefetchRowsOfA(a, k, l2Bytes, f32 ? 4 : 2, blocks.rowsOuter);
   tiled.prod = defineExternProduct(ctx, stage, rowsOfA, b, vars, k, n, out,
-                                   blocks.rowsOuter);
+                                   blocks.rowsOuter, prefetchA);
   return blocks;
 }
 

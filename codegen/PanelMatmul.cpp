@@ -20,7 +20,12 @@
 //     computes next are prefetched into L2 (PanelBlocks.h), and the first
 //     row tile of each panel prefetches the panel's rows kAhead steps ahead
 //     into L1 (for a block the guess missed: the first of a thread's chunk
-//     of blocks, or one it helps another thread with).
+//     of blocks, or one it helps another thread with);
+//  5. where the kernel says A comes from beyond L2 (prefetch_a), each tile
+//     prefetches its rows of A a few lines ahead into L1, two rows per 4
+//     steps: 8 streams of single floats are more than the hardware's
+//     prefetchers keep ahead of from L3 (BERT-base b8's FFN down-projection,
+//     A 12 MB: 86 -> 92 % of the FMA peak; docs/benchmarks.md, "Session 25").
 //
 // On the Emerald Rapids machine of session 13, alternated against the
 // Halide tile (with its K in 8 parts), BERT-base b1: 180 -> 155 ms at 1
@@ -54,6 +59,10 @@ constexpr int kVectors = kPanel / 16; // accumulators per row
 constexpr int kStepsPerPrefetch = 4;
 /// How many steps of K ahead the first row tile of a panel prefetches it.
 constexpr int kAhead = 32;
+/// How many cache lines ahead a tile prefetches its rows of A, where the
+/// kernel asks for it (prefetch_a): 2, 4, 6 and 8 measured on BERT-base b8
+/// (docs/benchmarks.md, "Session 25"); 4 is the best.
+constexpr int kALinesAhead = 4;
 
 #if defined(__x86_64__)
 // One target for both tiles (a template cannot take its target from its
@@ -120,9 +129,10 @@ struct Bf16Step {
 /// 8 rows of A (`lda` elements apart) times one panel (K rows of 48, or K / 2
 /// rows of 48 pairs), over K = `k`, into `c` (rows `ldc` floats apart, 48
 /// columns). Every kStepsPerPrefetch steps, `pf` takes a step; with `ahead`,
-/// the panel's rows kAhead steps on are prefetched into L1 (prefetches never
-/// fault: past the panel's end they fetch the next).
-template <typename Step>
+/// the panel's rows kAhead steps on are prefetched into L1; with
+/// `PrefetchA`, A's rows kALinesAhead lines on (prefetches never fault: past
+/// the panel's or a row's end they fetch what follows).
+template <typename Step, bool PrefetchA>
 TFC_PANEL_TARGET void tile8(const typename Step::Elem *a, long lda,
                             const typename Step::Elem *panel, int k, float *c,
                             long ldc, PanelPrefetch &pf, bool ahead) {
@@ -136,8 +146,24 @@ TFC_PANEL_TARGET void tile8(const typename Step::Elem *a, long lda,
   const typename Step::Elem *p = a, *q = a + 4 * lda;
   long kk = 0;
   // A step's row of the panel starts kk * 48 elements in (both layouts).
+  // A line of A holds a row's elements of 4 iterations (16 floats, 16 pairs
+  // of bf16): each iteration prefetches two of the 8 rows, so every row's
+  // lines once each.
+  constexpr long kLineElems = 64 / sizeof(typename Step::Elem);
+  static_assert(kLineElems == 4 * kStepsPerPrefetch * kStep,
+                "two rows per iteration cover the 8 rows once per line");
+  int pair = 0;
   for (; kk + kStepsPerPrefetch * kStep <= k; kk += kStepsPerPrefetch * kStep) {
     pf.step();
+    if constexpr (PrefetchA) {
+      const typename Step::Elem *row =
+          (pair < 2 ? p : q) + (pair % 2) * 2 * lda;
+      const char *at =
+          reinterpret_cast<const char *>(row + kk + kALinesAhead * kLineElems);
+      _mm_prefetch(at, _MM_HINT_T0);
+      _mm_prefetch(at + lda * sizeof(typename Step::Elem), _MM_HINT_T0);
+      pair = (pair + 1) & 3;
+    }
     const typename Step::Elem *bk = panel + kk * kPanel;
     if (ahead) {
       const char *f = reinterpret_cast<const char *>(bk) + kAhead * kStepBytes;
@@ -158,7 +184,7 @@ TFC_PANEL_TARGET void tile8(const typename Step::Elem *a, long lda,
 
 /// The row tiles of `blk` times the panels under its columns (a panel is
 /// K x 48 elements in both layouts).
-template <typename Step>
+template <typename Step, bool PrefetchA>
 void product2D(const Block2D<typename Step::Elem> &blk,
                const typename Step::Elem *panels, int k, PanelPrefetch &pf) {
   using Elem = typename Step::Elem;
@@ -180,10 +206,11 @@ void product2D(const Block2D<typename Step::Elem> &blk,
       const Elem *a = full ? blk.a + r * blk.lda : tail;
       long lda = full ? blk.lda : k;
       if (full && lo == 0 && hi == kPanel) {
-        tile8<Step>(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf, r == 0);
+        tile8<Step, PrefetchA>(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf,
+                               r == 0);
         continue;
       }
-      tile8<Step>(a, lda, panel, k, edge, kPanel, pf, r == 0);
+      tile8<Step, PrefetchA>(a, lda, panel, k, edge, kPanel, pf, r == 0);
       for (int i = 0; i < kTileRows && r + i < blk.rows; ++i)
         std::memcpy(c + (r + i) * blk.ldc, edge + i * kPanel + lo,
                     size_t(hi - lo) * 4);
@@ -211,14 +238,20 @@ PanelPrefetch planPrefetch(const halide_buffer_t *a, const halide_buffer_t *b,
 }
 
 /// One call of the stage on `Step`'s elements: the prefetch, then every
-/// batch entry of the block.
+/// batch entry of the block (its tiles prefetching their rows of A where
+/// `prefetchA`).
 template <typename Step>
 void computeBlock(halide_buffer_t *a, halide_buffer_t *b, int32_t k,
-                  const void *result, int32_t rowsOuter, halide_buffer_t *out) {
+                  const void *result, int32_t rowsOuter, int32_t prefetchA,
+                  halide_buffer_t *out) {
   using Elem = typename Step::Elem;
   PanelPrefetch pf = planPrefetch<Step>(a, b, k, result, rowsOuter != 0, out);
+  const Elem *panels = reinterpret_cast<const Elem *>(b->host);
   forEachBlock2D<Elem>(a, out, [&](const Block2D<Elem> &blk) {
-    product2D<Step>(blk, reinterpret_cast<const Elem *>(b->host), k, pf);
+    if (prefetchA != 0)
+      product2D<Step, true>(blk, panels, k, pf);
+    else
+      product2D<Step, false>(blk, panels, k, pf);
   });
 }
 #endif
@@ -287,7 +320,8 @@ bool tfc::codegen::hostHasBf16PanelStage() {
 
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, const void *result,
-                                    int32_t rows_outer, halide_buffer_t *out) {
+                                    int32_t rows_outer, int32_t prefetch_a,
+                                    halide_buffer_t *out) {
   StageCall call = beginStageCall(
       kPanelMatmulSymbol, {a, b, out},
       [&] {
@@ -298,7 +332,7 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
   if (call != StageCall::Compute)
     return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
-  computeBlock<F32Step>(a, b, k, result, rows_outer, out);
+  computeBlock<F32Step>(a, b, k, result, rows_outer, prefetch_a, out);
   return 0;
 #else
   return -1;
@@ -307,7 +341,8 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
 
 extern "C" int tfc_panel_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                                      int32_t k, int32_t n, const void *result,
-                                     int32_t rows_outer, halide_buffer_t *out) {
+                                     int32_t rows_outer, int32_t prefetch_a,
+                                     halide_buffer_t *out) {
   StageCall call = beginStageCall(
       kBf16PanelMatmulSymbol, {a, b, out},
       [&] {
@@ -319,7 +354,7 @@ extern "C" int tfc_panel_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
   if (call != StageCall::Compute)
     return call == StageCall::Answered ? 0 : -1;
 #if defined(__x86_64__)
-  computeBlock<Bf16Step>(a, b, k, result, rows_outer, out);
+  computeBlock<Bf16Step>(a, b, k, result, rows_outer, prefetch_a, out);
   return 0;
 #else
   return -1;

@@ -58,14 +58,17 @@ bool hostHasBf16PanelStage();
 /// columns); `result`: a handle to the kernel's result buffer (or null),
 /// whose lines under the block the stage prefetches for the epilogue
 /// (PanelBlocks.h); `rows_outer`: non-zero where the kernel's row blocks are
-/// the outermost loop (the prefetch's share, planPanelPrefetch); `out`: the
+/// the outermost loop (the prefetch's share, planPanelPrefetch);
+/// `prefetch_a`: non-zero where the tiles should prefetch their rows of A
+/// (A comes from L3 or DRAM: MatmulKernel.cpp, prefetchRowsOfA); `out`: the
 /// block of the product to compute (dims N, M, batch..., any mins). Answers
 /// Halide's bounds queries. Returns 0, or non-zero after saying why through
 /// recordKernelRuntimeError (no AVX-512F in this process, a buffer it cannot
 /// read).
 extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
                                     int32_t k, int32_t n, const void *result,
-                                    int32_t rows_outer, halide_buffer_t *out);
+                                    int32_t rows_outer, int32_t prefetch_a,
+                                    halide_buffer_t *out);
 
 /// The bf16 stage: as tfc_panel_matmul_f32, on `a` rounded to bf16 and bf16
 /// panels [ceil(N / 48), K / 2, 48, 2] (pairs of K side by side, as
@@ -74,6 +77,7 @@ extern "C" int tfc_panel_matmul_f32(halide_buffer_t *a, halide_buffer_t *b,
 /// or a buffer cannot be read.
 extern "C" int tfc_panel_matmul_bf16(halide_buffer_t *a, halide_buffer_t *b,
                                      int32_t k, int32_t n, const void *result,
-                                     int32_t rows_outer, halide_buffer_t *out);
+                                     int32_t rows_outer, int32_t prefetch_a,
+                                     halide_buffer_t *out);
 
 #endif // TFC_CODEGEN_PANELMATMUL_H

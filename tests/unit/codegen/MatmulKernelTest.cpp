@@ -511,6 +511,11 @@ INSTANTIATE_TEST_SUITE_P(
         // rowsOuterBlocks); a row tail (260 = 2 x 128 + 4), a padded panel.
         PanelCase{"RowsOuterBlocks", "?x?x700", {3, 260, 700}, 700, 100,
                   false, false, true},
+        // A of 8.8 MB, more than 4 times a 2 MiB L2: the stage's tiles
+        // prefetch their rows of A (MatmulKernel.cpp, prefetchRowsOfA); a
+        // K not a multiple of the 16 floats per line, a padded panel.
+        PanelCase{"PrefetchedRowsOfA", "?x?x1102", {2, 1000, 1102}, 1102, 10,
+                  false, false, true},
         // [N, K] with K shorter than a 16 x 16 transpose tile, and one that
         // is not a multiple of it (the last tile shifted inwards).
         PanelCase{"TransposedShortK", "?x7", {5, 7}, 7, 70, true, false,
@@ -544,7 +549,10 @@ INSTANTIATE_TEST_SUITE_P(
         // stage's 8 per iteration: 21 pairs, the last one after the loop;
         // a row tail, a padded panel, a batch.
         PanelCase{"Bf16OddPairs", "?x?x42", {2, 21, 42}, 42, 100, false, true,
-                  true}),
+                  true},
+        // bf16 rows of A prefetched (8.8 MB of them, as PrefetchedRowsOfA).
+        PanelCase{"Bf16PrefetchedRowsOfA", "?x?x1102", {2, 2000, 1102}, 1102,
+                  10, false, true, true}),
     // clang-format on
     [](const ::testing::TestParamInfo<PanelCase> &info) {
       return std::string(info.param.name);
@@ -686,13 +694,13 @@ TEST(MatmulKernelTest, Bf16PanelStageRefusesBadBuffers) {
   Tensor a(DT::BF16, {4, 41}), p(DT::BF16, {1, 20, 48, 2}),
       out(DT::F32, {4, 48});
   EXPECT_NE(
-      tfc_panel_matmul_bf16(a.raw(), p.raw(), 41, 48, nullptr, 0, out.raw()),
+      tfc_panel_matmul_bf16(a.raw(), p.raw(), 41, 48, nullptr, 0, 0, out.raw()),
       0);
   std::string why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("positive and even"), std::string::npos) << why;
   // Panels of another K than the one passed.
   Tensor a40(DT::BF16, {4, 40}), p16(DT::BF16, {1, 16, 48, 2});
-  EXPECT_NE(tfc_panel_matmul_bf16(a40.raw(), p16.raw(), 40, 48, nullptr, 0,
+  EXPECT_NE(tfc_panel_matmul_bf16(a40.raw(), p16.raw(), 40, 48, nullptr, 0, 0,
                                   out.raw()),
             0);
   why = tfc::codegen::takeKernelRuntimeError();
@@ -700,16 +708,16 @@ TEST(MatmulKernelTest, Bf16PanelStageRefusesBadBuffers) {
       << why;
   // A block wider than the panels.
   Tensor wide(DT::F32, {4, 96});
-  EXPECT_NE(
-      tfc_panel_matmul_bf16(a40.raw(), p.raw(), 40, 96, nullptr, 0, wide.raw()),
-      0);
+  EXPECT_NE(tfc_panel_matmul_bf16(a40.raw(), p.raw(), 40, 96, nullptr, 0, 0,
+                                  wide.raw()),
+            0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
   // f32 activations.
   Tensor a32(DT::F32, {4, 40});
-  EXPECT_NE(
-      tfc_panel_matmul_bf16(a32.raw(), p.raw(), 40, 48, nullptr, 0, out.raw()),
-      0);
+  EXPECT_NE(tfc_panel_matmul_bf16(a32.raw(), p.raw(), 40, 48, nullptr, 0, 0,
+                                  out.raw()),
+            0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("expects bf16"), std::string::npos) << why;
 }
@@ -803,6 +811,31 @@ TEST(MatmulKernelTest, PanelBlocksFollowL2) {
       1);
 }
 
+/// The panel stages' tiles prefetch their rows of A where A is more than 4
+/// times the per-core L2 and the columns are outermost (MatmulKernel.cpp,
+/// prefetchRowsOfA): at K = 3072 (never rows outermost), from M = 342 rows
+/// with a 1 MiB L2 (12 KiB per row, over 4 MiB), 683 with 2 MiB; bf16 rows
+/// (half the bytes) from 683 with 1 MiB. Building needs no AVX-512.
+TEST(MatmulKernelTest, PanelStagesPrefetchRowsOfABeyondL2) {
+  auto prefetchFrom = [](int64_t l2, bool bf16, const std::string &m) {
+    tfc::codegen::KernelOptions options;
+    options.f32PanelStage = !bf16;
+    options.bf16PanelStage = bf16;
+    options.panelL2Bytes = l2;
+    std::string stmt = panelProductStmt(
+        3072, bf16 ? "tensor<2x1536x48x2xbf16>" : "tensor<2x3072x48xf32>",
+        options);
+    return stmt.find("(int64)" + m + " < ") != std::string::npos;
+  };
+  EXPECT_TRUE(prefetchFrom(int64_t(1) << 20, false, "341"));
+  EXPECT_FALSE(prefetchFrom(int64_t(1) << 20, false, "682"));
+  EXPECT_TRUE(prefetchFrom(int64_t(2) << 20, false, "682"));
+  if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
+    GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  EXPECT_TRUE(prefetchFrom(int64_t(1) << 20, true, "682"));
+  EXPECT_FALSE(prefetchFrom(int64_t(1) << 20, true, "341"));
+}
+
 /// The stage's handle to the kernel's result names the result's buffer as
 /// Halide named the output Func: a second Func of a name already used in the
 /// process is made unique ("name$1"), and a handle by the plain name would
@@ -837,21 +870,22 @@ TEST(MatmulKernelTest, F32PanelStageRefusesBadBuffers) {
   // Panels of another K than the one passed.
   Tensor a(DT::F32, {4, 40}), p(DT::F32, {1, 32, 48}), out(DT::F32, {4, 48});
   EXPECT_NE(
-      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, out.raw()), 0);
+      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, 0, out.raw()),
+      0);
   std::string why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not dense [panels, K, 48]"), std::string::npos) << why;
   // A block wider than the panels.
   Tensor p40(DT::F32, {1, 40, 48}), wide(DT::F32, {4, 96});
-  EXPECT_NE(
-      tfc_panel_matmul_f32(a.raw(), p40.raw(), 40, 96, nullptr, 0, wide.raw()),
-      0);
+  EXPECT_NE(tfc_panel_matmul_f32(a.raw(), p40.raw(), 40, 96, nullptr, 0, 0,
+                                 wide.raw()),
+            0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("not within the panels"), std::string::npos) << why;
   // bf16 activations.
   Tensor a16(DT::BF16, {4, 40});
-  EXPECT_NE(
-      tfc_panel_matmul_f32(a16.raw(), p40.raw(), 40, 48, nullptr, 0, out.raw()),
-      0);
+  EXPECT_NE(tfc_panel_matmul_f32(a16.raw(), p40.raw(), 40, 48, nullptr, 0, 0,
+                                 out.raw()),
+            0);
   why = tfc::codegen::takeKernelRuntimeError();
   EXPECT_NE(why.find("expects f32"), std::string::npos) << why;
 }
