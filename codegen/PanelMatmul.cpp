@@ -41,12 +41,17 @@
 #include "ir/TfcOps.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <x86intrin.h>
 #endif
 
 using namespace tfc::codegen;
@@ -63,6 +68,58 @@ constexpr int kAhead = 32;
 /// kernel asks for it (prefetch_a): 2, 4, 6 and 8 measured on BERT-base b8
 /// (docs/benchmarks.md, "Session 25"); 4 is the best.
 constexpr int kALinesAhead = 4;
+
+//===----------------------------------------------------------------------===//
+// Tile counts (startPanelTileCounts)
+//===----------------------------------------------------------------------===//
+
+/// The tiles of one K, element type and kind; `key` is 0 while the slot is
+/// free (tileKey otherwise).
+struct TileSlot {
+  std::atomic<int64_t> key{0};
+  std::atomic<uint64_t> tiles{0}, ticks{0};
+};
+/// More (K, type, kind) than a model has (BERT and GPT-2: 4).
+constexpr int kTileSlots = 64;
+TileSlot gTileSlots[kTileSlots];
+std::atomic<bool> gCountTiles{false};
+/// The time-stamp counter and the clock when counting started.
+uint64_t gStartTicks = 0;
+std::chrono::steady_clock::time_point gStartTime;
+
+int64_t tileKey(int k, bool bf16, bool first) {
+  return (int64_t(k) << 2 | int64_t(bf16) << 1 | int64_t(first)) + 1;
+}
+
+/// Adds one tile of `ticks` to its slot (none once all slots are taken).
+void countTile(int k, bool bf16, bool first, uint64_t ticks) {
+  int64_t key = tileKey(k, bf16, first);
+  for (TileSlot &slot : gTileSlots) {
+    int64_t seen = slot.key.load(std::memory_order_relaxed);
+    if (seen == 0 && slot.key.compare_exchange_strong(seen, key))
+      seen = key;
+    if (seen != key)
+      continue;
+    slot.tiles.fetch_add(1, std::memory_order_relaxed);
+    slot.ticks.fetch_add(ticks, std::memory_order_relaxed);
+    return;
+  }
+}
+
+/// The time-stamp counter, where it runs at a constant rate (CPUID
+/// 0x80000007: EDX bit 8, "invariant TSC"); else 0.
+uint64_t readTicks() {
+#if defined(__x86_64__)
+  static const bool invariant = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) &&
+           (edx & (1u << 8)) != 0;
+  }();
+  return invariant ? __rdtsc() : 0;
+#else
+  return 0;
+#endif
+}
 
 #if defined(__x86_64__)
 // One target for both tiles (a template cannot take its target from its
@@ -205,15 +262,19 @@ void product2D(const Block2D<typename Step::Elem> &blk,
       bool full = r < fullRows;
       const Elem *a = full ? blk.a + r * blk.lda : tail;
       long lda = full ? blk.lda : k;
+      bool count = gCountTiles.load(std::memory_order_relaxed);
+      uint64_t start = count ? readTicks() : 0;
       if (full && lo == 0 && hi == kPanel) {
         tile8<Step, PrefetchA>(a, lda, panel, k, c + r * blk.ldc, blk.ldc, pf,
                                r == 0);
-        continue;
+      } else {
+        tile8<Step, PrefetchA>(a, lda, panel, k, edge, kPanel, pf, r == 0);
+        for (int i = 0; i < kTileRows && r + i < blk.rows; ++i)
+          std::memcpy(c + (r + i) * blk.ldc, edge + i * kPanel + lo,
+                      size_t(hi - lo) * 4);
       }
-      tile8<Step, PrefetchA>(a, lda, panel, k, edge, kPanel, pf, r == 0);
-      for (int i = 0; i < kTileRows && r + i < blk.rows; ++i)
-        std::memcpy(c + (r + i) * blk.ldc, edge + i * kPanel + lo,
-                    size_t(hi - lo) * 4);
+      if (count)
+        countTile(k, Step::kPerStep == 2, r == 0, readTicks() - start);
     }
   }
 }
@@ -302,6 +363,49 @@ std::string checkBf16Buffers(const halide_buffer_t *a, const halide_buffer_t *b,
   return checkColumns(out, b->dim[3].extent);
 }
 } // namespace
+
+void tfc::codegen::startPanelTileCounts() {
+  gCountTiles.store(false);
+  for (TileSlot &slot : gTileSlots) {
+    slot.key.store(0);
+    slot.tiles.store(0);
+    slot.ticks.store(0);
+  }
+  gStartTime = std::chrono::steady_clock::now();
+  gStartTicks = readTicks();
+  gCountTiles.store(true);
+}
+
+std::vector<PanelTileCount> tfc::codegen::stopPanelTileCounts() {
+  gCountTiles.store(false);
+  uint64_t ticks = readTicks() - gStartTicks;
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - gStartTime)
+                       .count();
+  std::vector<PanelTileCount> counts;
+  if (gStartTicks == 0 || ticks == 0 || seconds <= 0)
+    return counts;
+  double ticksPerSecond = double(ticks) / seconds;
+  for (TileSlot &slot : gTileSlots) {
+    int64_t key = slot.key.load() - 1;
+    if (key < 0)
+      continue;
+    PanelTileCount c;
+    c.k = static_cast<int32_t>(key >> 2);
+    c.bf16 = (key & 2) != 0;
+    c.first = (key & 1) != 0;
+    c.tiles = slot.tiles.load();
+    c.flops = 2.0 * kTileRows * kPanel * double(c.k) * double(c.tiles);
+    c.seconds = double(slot.ticks.load()) / ticksPerSecond;
+    counts.push_back(c);
+  }
+  std::sort(counts.begin(), counts.end(),
+            [](const PanelTileCount &x, const PanelTileCount &y) {
+              return std::tie(x.k, x.bf16, x.first) <
+                     std::tie(y.k, y.bf16, y.first);
+            });
+  return counts;
+}
 
 bool tfc::codegen::hostHasF32PanelStage() {
   static const bool has = avx512fStageAllowed("TFC_HOST_NO_F32_PANEL_STAGE");

@@ -31,12 +31,35 @@
 #include "HalideRuntime.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace tfc::codegen {
 
 /// The extern stages' C symbols.
 inline constexpr const char *kPanelMatmulSymbol = "tfc_panel_matmul_f32";
 inline constexpr const char *kBf16PanelMatmulSymbol = "tfc_panel_matmul_bf16";
+
+/// The panel stages' register tiles as counted while counting is on (`tfc
+/// bench --profile`): per K, element type and kind of tile (the first row
+/// tile of a panel in a call, which waits on the panel, or a later one),
+/// the tiles, their FLOPs and the seconds they took, summed over threads.
+struct PanelTileCount {
+  int32_t k = 0;
+  bool bf16 = false;
+  bool first = false;
+  uint64_t tiles = 0;
+  double flops = 0;
+  double seconds = 0;
+};
+
+/// Starts counting the tiles of this process's panel stages, from zero.
+/// Counting costs two reads of the time-stamp counter per tile (8 rows by
+/// one panel over all of K) and nothing when off.
+void startPanelTileCounts();
+
+/// Stops counting and returns the counts, by K, element type and kind;
+/// empty where no tile ran or the CPU has no invariant time-stamp counter.
+std::vector<PanelTileCount> stopPanelTileCounts();
 
 /// Whether this process may run the fp32 stage: an x86-64 CPU with
 /// AVX-512F, and TFC_HOST_NO_F32_PANEL_STAGE is not "1". Decided once per

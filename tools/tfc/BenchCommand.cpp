@@ -37,6 +37,7 @@
 #include "session/Inspect.h"
 
 #include "codegen/KernelBuilder.h"
+#include "codegen/PanelMatmul.h"
 #include "ir/TfcOps.h"
 
 #include "passes/FlopCount.h"
@@ -721,10 +722,13 @@ struct ProfileRow {
 };
 
 struct Profile {
+  int runs = 0;        // profiled runs
   double runMs = 0;    // median of the profiled runs
   double kernelMs = 0; // all kernels, wall, per run
   double kernelCpuMs = 0;
   std::vector<ProfileRow> classes, ops, top;
+  /// The panel stages' tiles over the profiled runs (codegen/PanelMatmul.h).
+  std::vector<codegen::PanelTileCount> tiles;
   MachineLimits limits;
 };
 
@@ -736,16 +740,21 @@ std::optional<Profile> profileRuns(Bench &bench, int repeat) {
   gCpuSeconds.fill(0);
   gCalls.fill(0);
   gProfiling = true;
+  codegen::startPanelTileCounts();
   std::vector<double> runs;
   for (int i = 0; i < repeat; ++i) {
     std::optional<double> ms = bench.runOnce();
-    if (!ms)
+    if (!ms) {
+      codegen::stopPanelTileCounts();
       return std::nullopt;
+    }
     runs.push_back(*ms);
   }
   gProfiling = false;
 
   Profile profile;
+  profile.tiles = codegen::stopPanelTileCounts();
+  profile.runs = repeat;
   profile.runMs = median(runs);
   std::map<KernelClass, ProfileRow> byClass;
   std::map<std::string, ProfileRow> byOp;
@@ -790,6 +799,24 @@ std::optional<Profile> profileRuns(Bench &bench, int repeat) {
     profile.top.resize(10);
   profile.limits = measureMachineLimits(bench.threads);
   return profile;
+}
+
+/// A row of panel tiles per run: ms (summed over threads), tiles, and the
+/// rate of one thread in GFLOP/s and % of one thread's share of the peak.
+struct TileRates {
+  double ms = 0, tiles = 0, gflops = 0, fmaPercent = 0;
+};
+
+TileRates tileRatesOf(const codegen::PanelTileCount &c, const Profile &p) {
+  TileRates r;
+  if (p.runs <= 0 || c.seconds <= 0)
+    return r;
+  r.ms = 1e3 * c.seconds / p.runs;
+  r.tiles = double(c.tiles) / p.runs;
+  r.gflops = c.flops / c.seconds / 1e9;
+  if (p.limits.fmaGflops > 0 && p.limits.threads > 0)
+    r.fmaPercent = 100 * r.gflops * p.limits.threads / p.limits.fmaGflops;
+  return r;
 }
 
 /// A class row's rates: GFLOP/s, % of the FMA peak, GB/s, % of bandwidth.
@@ -856,6 +883,18 @@ void profileJson(const Profile &profile,
                ", \"bandwidth_pct\": " + num(r.bwPercent) + "}";
   }
   field("classes", classes + "]");
+  std::string tiles = "[";
+  for (size_t i = 0; i < profile.tiles.size(); ++i) {
+    const codegen::PanelTileCount &c = profile.tiles[i];
+    TileRates r = tileRatesOf(c, profile);
+    tiles += std::string(i ? ", " : "") + "{\"k\": " + std::to_string(c.k) +
+             ", \"type\": " + str(c.bf16 ? "bf16" : "f32") +
+             ", \"first\": " + (c.first ? "true" : "false") +
+             ", \"tiles\": " + num(r.tiles) + ", \"ms\": " + num(r.ms) +
+             ", \"gflops_per_thread\": " + num(r.gflops) +
+             ", \"fma_peak_pct\": " + num(r.fmaPercent) + "}";
+  }
+  field("panel_tiles", tiles + "]");
   field("fma_peak_gflops", num(profile.limits.fmaGflops));
   field("fma_kind", str(profile.limits.fmaKind));
   field("read_bandwidth_gbs", num(profile.limits.readGBs));
@@ -912,6 +951,25 @@ void printJson(const Bench &bench, const BenchOptions &options,
   llvm::outs() << out << "}\n";
 }
 
+/// The panel stages' tiles (codegen/PanelMatmul.h), where any ran: per K,
+/// type and kind, per run, each thread's rate against its share of the peak.
+void printPanelTiles(const Profile &p) {
+  if (p.tiles.empty())
+    return;
+  llvm::outs() << "\n  panel tiles (8 rows x 48 columns over all of K; "
+                  "\"first\": a panel's first row tile in a block, which "
+                  "waits on the panel)\n";
+  llvm::outs() << strf("  %6s %-5s %-6s %9s %10s %16s %6s\n", "K", "type",
+                       "tile", "tiles/run", "CPU ms/run", "GFLOP/s/thread",
+                       "%FMA");
+  for (const codegen::PanelTileCount &c : p.tiles) {
+    TileRates r = tileRatesOf(c, p);
+    llvm::outs() << strf("  %6d %-5s %-6s %9.0f %10.3f %16.1f %5.1f%%\n", c.k,
+                         c.bf16 ? "bf16" : "f32", c.first ? "first" : "later",
+                         r.tiles, r.ms, r.gflops, r.fmaPercent);
+  }
+}
+
 void printProfile(const Profile &p) {
   llvm::outs() << strf("\nprofile  (median run %.3f ms; kernels %.3f ms wall, "
                        "%.3f ms CPU per run; the rest of the wall time is "
@@ -932,6 +990,7 @@ void printProfile(const Profile &p) {
         p.kernelMs > 0 ? 100 * row.ms / p.kernelMs : 0, r.gflops, r.fmaPercent,
         r.gbs, r.bwPercent, row.calls);
   }
+  printPanelTiles(p);
   llvm::outs() << strf("\n  %-28s %10s %10s %7s %8s\n", "op", "ms/run",
                        "CPU ms/run", "share", "calls");
   for (const ProfileRow &r : p.ops)

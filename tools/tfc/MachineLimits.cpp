@@ -247,6 +247,7 @@ MachineLimits driver::measureMachineLimits(int threads) {
   // at the barrier, extra threads would also take the CPUs from the bursts.)
   int cpus = allowedCpus();
   threads = std::max(cpus > 0 ? std::min(threads, cpus) : threads, 1);
+  limits.threads = threads;
   limits.fmaGflops = fmaPeak(threads, limits.fmaKind);
   limits.readGBs = readBandwidth(threads);
   return limits;

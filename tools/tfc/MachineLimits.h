@@ -28,6 +28,7 @@ struct MachineLimits {
   double fmaGflops = 0; // fp32, all threads together
   double readGBs = 0;   // 1e9 bytes/s, all threads together
   std::string fmaKind;  // "AVX-512", "AVX2", or "none" (peak 0)
+  int threads = 0;      // the threads both were measured on
 };
 
 /// Measures both limits on `threads` threads, at most one per CPU the process

@@ -864,6 +864,51 @@ TEST(MatmulKernelTest, PanelStageResultHandleCompilesUnderARepeatedName) {
   }
 }
 
+/// While counting is on, the panel stages count each tile they run (8 rows
+/// by one panel over all of K) by K and kind, with its FLOPs and a positive
+/// time; nothing while it is off.
+TEST(MatmulKernelTest, PanelStagesCountTheirTiles) {
+  if (!tfc::codegen::hostHasF32PanelStage())
+    GTEST_SKIP() << "no AVX-512F in this process";
+  // 20 rows: tiles of rows 0-7 (a block's first), 8-15 and 16-19 (cut).
+  Tensor a = Tensor(DT::F32, {20, 40}).random(-1, 1, 7);
+  Tensor p = Tensor(DT::F32, {1, 40, 48}).random(-1, 1, 8);
+  Tensor out(DT::F32, {20, 48});
+  tfc::codegen::startPanelTileCounts();
+  ASSERT_EQ(
+      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, 0, out.raw()),
+      0);
+  std::vector<tfc::codegen::PanelTileCount> counts =
+      tfc::codegen::stopPanelTileCounts();
+  ASSERT_EQ(counts.size(), 2u);
+  for (const tfc::codegen::PanelTileCount &c : counts) {
+    EXPECT_EQ(c.k, 40);
+    EXPECT_FALSE(c.bf16);
+    EXPECT_EQ(c.tiles, c.first ? 1u : 2u);
+    EXPECT_DOUBLE_EQ(c.flops, 2.0 * 8 * 48 * 40 * c.tiles);
+    EXPECT_GT(c.seconds, 0);
+  }
+  EXPECT_TRUE(counts[1].first);
+  // The product itself, as the stage computed it while counted.
+  expectClose(out, [&](const Index &i) -> double {
+    double sum = 0;
+    for (int64_t k = 0; k < 40; ++k)
+      sum += double(a.get({i[0], k})) * p.get({0, k, i[1]});
+    return sum;
+  });
+  // Off: a second call adds nothing to the counts.
+  ASSERT_EQ(
+      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, 0, out.raw()),
+      0);
+  std::vector<tfc::codegen::PanelTileCount> after =
+      tfc::codegen::stopPanelTileCounts();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].tiles + after[1].tiles, 3u);
+  // Starting again starts from zero.
+  tfc::codegen::startPanelTileCounts();
+  EXPECT_TRUE(tfc::codegen::stopPanelTileCounts().empty());
+}
+
 /// The fp32 panel stage refuses buffers it cannot read, with a reason,
 /// before reading them (on any CPU).
 TEST(MatmulKernelTest, F32PanelStageRefusesBadBuffers) {
