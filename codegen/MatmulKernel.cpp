@@ -921,7 +921,7 @@ Expr rowsOuterBlocks(const TensorInput &a, const Expr &k, int64_t l2Bytes) {
 
 /// From how many times the per-core L2 the panel stages' tiles prefetch
 /// their rows of A (prefetchRowsOfA). On Zen 5 (1 MiB L2), BERT-base b8's
-/// FFN down-projection (A 12 MiB, columns outermost) went from 86 to 92 % of
+/// FFN down-projection (A 12 MiB, columns outermost) went from 86 to 91 % of
 /// the FMA peak, while at b1 (A 1.5 MiB) the prefetch cost 1-1.5 %
 /// (docs/benchmarks.md, "Session 25").
 constexpr int64_t kPrefetchAFromL2s = 4;

@@ -25,7 +25,9 @@
 //     prefetches its rows of A a few lines ahead into L1, two rows per 4
 //     steps: 8 streams of single floats are more than the hardware's
 //     prefetchers keep ahead of from L3 (BERT-base b8's FFN down-projection,
-//     A 12 MB: 86 -> 92 % of the FMA peak; docs/benchmarks.md, "Session 25").
+//     A 12 MB: 86 -> 91 % of the FMA peak; docs/benchmarks.md, "Session 25");
+//  6. while counting is on (tfc bench --profile, startPanelTileCounts), each
+//     tile's time-stamp-counter ticks are added up per K and kind of tile.
 //
 // On the Emerald Rapids machine of session 13, alternated against the
 // Halide tile (with its K in 8 parts), BERT-base b1: 180 -> 155 ms at 1
@@ -65,8 +67,8 @@ constexpr int kStepsPerPrefetch = 4;
 /// How many steps of K ahead the first row tile of a panel prefetches it.
 constexpr int kAhead = 32;
 /// How many cache lines ahead a tile prefetches its rows of A, where the
-/// kernel asks for it (prefetch_a): 2, 4, 6 and 8 measured on BERT-base b8
-/// (docs/benchmarks.md, "Session 25"); 4 is the best.
+/// kernel asks for it (prefetch_a): of 2, 4, 6 and 8, compared on BERT-base
+/// b8 (docs/benchmarks.md, "Session 25"), 4 was the fastest.
 constexpr int kALinesAhead = 4;
 
 //===----------------------------------------------------------------------===//

@@ -874,10 +874,12 @@ TEST(MatmulKernelTest, PanelStagesCountTheirTiles) {
   Tensor a = Tensor(DT::F32, {20, 40}).random(-1, 1, 7);
   Tensor p = Tensor(DT::F32, {1, 40, 48}).random(-1, 1, 8);
   Tensor out(DT::F32, {20, 48});
+  auto product = [&] {
+    return tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, 0,
+                                out.raw());
+  };
   tfc::codegen::startPanelTileCounts();
-  ASSERT_EQ(
-      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, 0, out.raw()),
-      0);
+  ASSERT_EQ(product(), 0);
   std::vector<tfc::codegen::PanelTileCount> counts =
       tfc::codegen::stopPanelTileCounts();
   ASSERT_EQ(counts.size(), 2u);
@@ -897,13 +899,10 @@ TEST(MatmulKernelTest, PanelStagesCountTheirTiles) {
     return sum;
   });
   // Off: a second call adds nothing to the counts.
-  ASSERT_EQ(
-      tfc_panel_matmul_f32(a.raw(), p.raw(), 40, 48, nullptr, 0, 0, out.raw()),
-      0);
-  std::vector<tfc::codegen::PanelTileCount> after =
-      tfc::codegen::stopPanelTileCounts();
-  ASSERT_EQ(after.size(), 2u);
-  EXPECT_EQ(after[0].tiles + after[1].tiles, 3u);
+  ASSERT_EQ(product(), 0);
+  counts = tfc::codegen::stopPanelTileCounts();
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].tiles + counts[1].tiles, 3u);
   // Starting again starts from zero.
   tfc::codegen::startPanelTileCounts();
   EXPECT_TRUE(tfc::codegen::stopPanelTileCounts().empty());
