@@ -907,16 +907,22 @@ Expr externBlockN(ExternProduct stage, const Expr &k, int64_t l2Bytes) {
 ///   3072) and the panels no longer fit L2 together (3 % slower).
 constexpr int kRowsOuterBelowK = 1024;
 
+/// The elements of `a` (its rows of K = `k`, all batch entries) a product
+/// reads, as an Int(64) Expr.
+Expr elementsOfA(const TensorInput &a, const Expr &k) {
+  Expr elements = cast<int64_t>(k);
+  for (int axis = 0; axis < a.rank() - 1; ++axis)
+    elements *= cast<int64_t>(a.extent(axis));
+  return elements;
+}
+
 /// Whether the product of `a` (with the result's rank and batch dims:
 /// externProduct) over K = `k` runs with the row blocks outermost, for a
-/// per-core L2 of `l2Bytes`.
+/// per-core L2 of `l2Bytes` (A counted in floats).
 Expr rowsOuterBlocks(const TensorInput &a, const Expr &k, int64_t l2Bytes) {
-  Expr floatsOfA = cast<int64_t>(k);
-  for (int axis = 0; axis < a.rank() - 1; ++axis)
-    floatsOfA *= cast<int64_t>(a.extent(axis));
   return Internal::simplify(
       k < kRowsOuterBelowK && a.extent(a.rank() - 2) >= kExternBlockM &&
-      floatsOfA > Internal::make_const(Int(64), l2Bytes / 4));
+      elementsOfA(a, k) > Internal::make_const(Int(64), l2Bytes / 4));
 }
 
 /// From how many times the per-core L2 the panel stages' tiles prefetch
@@ -932,12 +938,9 @@ constexpr int64_t kPrefetchAFromL2s = 4;
 /// per-core L2 `l2Bytes`, so that its rows come from L3 or DRAM.
 Expr prefetchRowsOfA(const TensorInput &a, const Expr &k, int64_t l2Bytes,
                      int64_t elemBytes, const Expr &rowsOuter) {
-  Expr bytesOfA = cast<int64_t>(k) * Internal::make_const(Int(64), elemBytes);
-  for (int axis = 0; axis < a.rank() - 1; ++axis)
-    bytesOfA *= cast<int64_t>(a.extent(axis));
+  int64_t limit = kPrefetchAFromL2s * l2Bytes / elemBytes;
   return Internal::simplify(
-      !rowsOuter &&
-      bytesOfA > Internal::make_const(Int(64), kPrefetchAFromL2s * l2Bytes));
+      !rowsOuter && elementsOfA(a, k) > Internal::make_const(Int(64), limit));
 }
 
 /// A's copy (if any) stored once, in parallel rows; blocks of `blockN` x
