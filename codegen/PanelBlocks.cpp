@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <unordered_map>
 #include <vector>
 
 using namespace tfc::codegen;
@@ -74,19 +76,98 @@ ResultPrefetch planResultPrefetch(const halide_buffer_t *out,
 }
 } // namespace
 
-PanelPrefetch tfc::codegen::planPanelPrefetch(
-    const halide_buffer_t *a, const halide_buffer_t *out, const void *panels,
-    long panelBytes, int panelCount, int panelColumns, const void *result,
-    bool rowsOuter) {
-  int col0 = out->dim[0].min, width = out->dim[0].extent;
+namespace {
+/// A span of panel bytes to prefetch.
+struct PanelSpan {
+  const char *first = nullptr;
+  long bytes = 0;
+};
+
+/// A parallel loop of one product, as one thread sees it: the product's
+/// panels and, where the row blocks are outermost (each row block is a loop
+/// of its own), the loop's first row of A.
+struct LoopKey {
+  const void *panels = nullptr;
+  long rowStart = 0;
+  bool operator==(const LoopKey &other) const {
+    return panels == other.panels && rowStart == other.rowStart;
+  }
+};
+struct LoopKeyHash {
+  size_t operator()(const LoopKey &key) const {
+    return std::hash<const void *>()(key.panels) ^
+           std::hash<long>()(key.rowStart) * 31;
+  }
+};
+
+/// What a thread saw follow one of its loops the last time: the first column
+/// of its last block in the loop, and the panels of its first block in the
+/// loop after it.
+struct FollowingLoop {
+  int lastCol0 = -1;
+  PanelSpan first;
+};
+
+/// Most loops a thread remembers (a model's products times their row
+/// blocks); beyond, it forgets them all and learns again.
+constexpr size_t kRememberedLoops = 4096;
+
+/// The loops of extern products this thread ran, in order: which loop
+/// followed which. Between two products a model runs other kernels, so a
+/// thread's first block of a product would wait on its panels from DRAM;
+/// from the second run of a model on (a benchmark, the steps of a
+/// generation, a server's requests), its last block of the product before
+/// prefetches them instead.
+class LoopMemory {
+public:
+  /// Records a call of loop `key` on the block at column `col0` with the
+  /// panels `own`; returns the panels of the block that followed this one
+  /// the last time, where this was the thread's last block of its loop,
+  /// else null.
+  const PanelSpan *observe(const LoopKey &key, int col0, PanelSpan own) {
+    if (!(key == current)) {
+      if (current.panels) {
+        if (following.size() >= kRememberedLoops)
+          following.clear();
+        following[current] = FollowingLoop{currentCol0, own};
+      }
+      current = key;
+      auto it = following.find(key);
+      // Elements of an unordered_map keep their address until erased.
+      known = it != following.end() ? &it->second : nullptr;
+    }
+    currentCol0 = col0;
+    return known && known->lastCol0 == col0 ? &known->first : nullptr;
+  }
+
+private:
+  LoopKey current;
+  int currentCol0 = -1;
+  const FollowingLoop *known = nullptr; // the current loop's, if seen before
+  std::unordered_map<LoopKey, FollowingLoop, LoopKeyHash> following;
+};
+
+/// The panels under the block after the one at [col0, col0 + width), as
+/// nextColumn guesses it; none past the last panel.
+PanelSpan guessedNextBlock(const void *panels, long panelBytes, int panelCount,
+                           int panelColumns, int col0, int width) {
   int count = (width + panelColumns - 1) / panelColumns;
   int first =
       (nextColumn(panels, col0, width) + panelColumns - 1) / panelColumns;
   count = std::min(count, panelCount - first);
-  // This call's rows among all rows of A (the calls of the block's other
-  // rows take the rest), in linear order over (rows, batch...); all of them
-  // where the rows are outermost.
-  long total = 1, start = 0, rows = 1;
+  if (count <= 0)
+    return {};
+  return {static_cast<const char *>(panels) + first * panelBytes,
+          count * panelBytes};
+}
+
+/// The call's rows of A in linear order over (rows, batch...): [start,
+/// start + rows) of `total`; all of them where the rows are outermost.
+void callRows(const halide_buffer_t *a, const halide_buffer_t *out,
+              bool rowsOuter, long &start, long &rows, long &total) {
+  total = 1;
+  start = 0;
+  rows = 1;
   for (int d = 1; d < a->dimensions; ++d) {
     start += (out->dim[d].min - a->dim[d].min) * total;
     total *= a->dim[d].extent;
@@ -96,14 +177,38 @@ PanelPrefetch tfc::codegen::planPanelPrefetch(
     start = 0;
     rows = total;
   }
+}
+} // namespace
+
+PanelPrefetch tfc::codegen::planPanelPrefetch(
+    const halide_buffer_t *a, const halide_buffer_t *out, const void *panels,
+    long panelBytes, int panelCount, int panelColumns, const void *result,
+    bool rowsOuter) {
+  thread_local LoopMemory memory;
+  int col0 = out->dim[0].min, width = out->dim[0].extent;
+  long start = 0, rows = 0, total = 1;
+  callRows(a, out, /*rowsOuter=*/false, start, rows, total);
+  // Where the rows are outermost, each row block is a loop of its own.
+  LoopKey key{panels, rowsOuter ? start : 0};
+  if (rowsOuter)
+    callRows(a, out, rowsOuter, start, rows, total);
+  int count = (width + panelColumns - 1) / panelColumns;
+  PanelSpan own{static_cast<const char *>(panels) +
+                    long(col0 / panelColumns) * panelBytes,
+                count * panelBytes};
+  // The guess within the product keeps its own state: it is taken always.
+  PanelSpan next = guessedNextBlock(panels, panelBytes, panelCount,
+                                    panelColumns, col0, width);
+  if (const PanelSpan *following = memory.observe(key, col0, own))
+    next = *following;
   PanelPrefetch pf;
   pf.result = planResultPrefetch(out, result);
-  if (count <= 0 || rows <= 0)
+  if (next.bytes <= 0 || rows <= 0 || total <= 0)
     return pf;
-  long bytes = count * panelBytes;
-  const char *base = static_cast<const char *>(panels) + first * panelBytes;
-  pf.next = base + bytes * start / total / 64 * 64;
-  pf.end = base + bytes * (start + rows) / total;
+  // This call's rows among all rows of A (the calls of the block's other
+  // rows take the rest).
+  pf.next = next.first + next.bytes * start / total / 64 * 64;
+  pf.end = next.first + next.bytes * (start + rows) / total;
   return pf;
 }
 

@@ -9,6 +9,9 @@
 //    most likely computes next, spread over the call's steps of K: a
 //    block's first row tile otherwise waits on its panels from DRAM, and
 //    the hardware's prefetchers run only ~20 lines ahead of one stream.
+//    At a thread's last block of a parallel loop, the block is its first
+//    one of the loop that followed the last time (another product, or the
+//    product's next row block), which each thread remembers per loop;
 //    Halide 14's own prefetch directive emits prefetchnta, whose lines skip
 //    L2 (the later row tiles then read the panel from DRAM again); these
 //    are prefetcht1 (into L2);
@@ -84,7 +87,11 @@ struct PanelPrefetch {
 /// among all of A's) of the panels under the block the thread most likely
 /// computes next. As far past this block as this block is past the thread's
 /// previous one of the same product (runtime/ThreadPool.h gives each thread
-/// a contiguous chunk of the blocks: the next one), else right after it. And
+/// a contiguous chunk of the blocks: the next one), else right after it;
+/// but where this block was the thread's last of its parallel loop the
+/// last time the loop ran, the thread's first block of the loop that
+/// followed it then (a thread's loops: a product's, or with `rowsOuter`
+/// each of its row blocks'; the calling thread's memory of them). And
 /// `out`'s lines in `result` (the kernel's f32 result, whose coordinates the
 /// block shares; a handle to its halide_buffer_t), where the block is one batch
 /// entry inside it with dense rows; none where `result` is null. With

@@ -117,16 +117,23 @@ TEST(PanelBlocksTest, PanelPrefetchTakesTheCallsShareOfTheNextBlock) {
   EXPECT_EQ(whole.end, next + bytes);
 }
 
-/// The first panel the rows-outer plan of a call on columns [col0, col0 +
-/// 96) fetches (-1: none), in calls on one thread's stage.
-int guessedPanel(const float *panels, int col0) {
+/// Where the rows-outer plan of a call on columns [col0, col0 + 96) of the
+/// panels `panels` starts fetching (null: nothing), in calls on one
+/// thread's stage.
+const char *fetchedFrom(const float *panels, int col0) {
   Buf a{{{kK, 0}, {kM, 0}}, nullptr};
   Buf block{{{96, col0}, {128, 0}}, nullptr};
-  PanelPrefetch pf = planPanelPrefetch(&a.b, &block.b, panels, kPanelBytes,
-                                       kN / 48, 48, nullptr, true);
-  if (!pf.next)
+  return planPanelPrefetch(&a.b, &block.b, panels, kPanelBytes, kN / 48, 48,
+                           nullptr, true)
+      .next;
+}
+
+/// The first panel that fetchedFrom's plan fetches (-1: none).
+int guessedPanel(const float *panels, int col0) {
+  const char *next = fetchedFrom(panels, col0);
+  if (!next)
     return -1;
-  return int((pf.next - reinterpret_cast<const char *>(panels)) / kPanelBytes);
+  return int((next - reinterpret_cast<const char *>(panels)) / kPanelBytes);
 }
 
 TEST(PanelBlocksTest, PanelPrefetchGuessesTheThreadsNextBlock) {
@@ -147,6 +154,48 @@ TEST(PanelBlocksTest, PanelPrefetchGuessesTheThreadsNextBlock) {
   EXPECT_EQ(guessedPanel(third, 960), 22);
   EXPECT_EQ(guessedPanel(third, 1056), 24);
   EXPECT_EQ(guessedPanel(third, 960), 22);
+}
+
+TEST(PanelBlocksTest, PanelPrefetchLearnsWhichLoopFollows) {
+  // Two products' panels, apart from the other tests' (the thread's memory
+  // of its loops is kept per product).
+  const float *x = panelStorage + 3, *y = panelStorage + 5,
+              *z = panelStorage + 7;
+  auto panel = [](const float *panels, int index) {
+    return reinterpret_cast<const char *>(panels) + index * kPanelBytes;
+  };
+  // A first run, a block of each product's start and end: at x's last
+  // block, nothing (what follows is not known yet).
+  EXPECT_EQ(fetchedFrom(x, 0), panel(x, 2));
+  EXPECT_EQ(fetchedFrom(x, kN - 96), nullptr);
+  EXPECT_EQ(fetchedFrom(y, 0), panel(y, 2));
+  EXPECT_EQ(fetchedFrom(y, kN - 96), nullptr);
+  // The second run: x's last block fetches the thread's first block of y,
+  // and y's last that of x (the run after).
+  EXPECT_EQ(fetchedFrom(x, 0), panel(x, 2));
+  EXPECT_EQ(fetchedFrom(x, kN - 96), panel(y, 0));
+  EXPECT_EQ(fetchedFrom(y, 0), panel(y, 2));
+  EXPECT_EQ(fetchedFrom(y, kN - 96), panel(x, 0));
+  // A third run in which the thread's last block of x is another (it
+  // helped another thread): the guess within x again.
+  EXPECT_EQ(fetchedFrom(x, 0), panel(x, 2));
+  EXPECT_EQ(fetchedFrom(x, 192), panel(x, 8));
+  // Rows outermost (a third product), each row block is a loop of its own:
+  // the thread's last block of rows [0, 128) fetches its first of rows
+  // [128, 256), and the other way round.
+  Buf a{{{kK, 0}, {kM, 0}}, nullptr};
+  auto rowsFrom = [&](int row0, int col0) {
+    Buf block{{{96, col0}, {128, row0}}, nullptr};
+    return planPanelPrefetch(&a.b, &block.b, z, kPanelBytes, kN / 48, 48,
+                             nullptr, true)
+        .next;
+  };
+  for (int run = 0; run < 2; ++run) {
+    EXPECT_EQ(rowsFrom(0, 960), panel(z, 22));
+    EXPECT_EQ(rowsFrom(0, 1056), run == 0 ? panel(z, 24) : panel(z, 20));
+    EXPECT_EQ(rowsFrom(128, 960), panel(z, 22));
+    EXPECT_EQ(rowsFrom(128, 1056), run == 0 ? panel(z, 24) : panel(z, 20));
+  }
 }
 
 } // namespace
