@@ -11,9 +11,9 @@
 //
 // tfc.add_layer_norm: per row, the sum a + b is computed once into a row
 // buffer, its mean and squared deviations are reduced from there (two-pass
-// variance, as tfc.layer_norm), and both results are written from it: the
-// normalized row and the sum (the next residual). One Tuple-valued Func, so
-// both outputs are written by the same loop.
+// variance, as tfc.layer_norm), and the results are written from it: the
+// normalized row and, `with_sum`, the sum (the next residual), as one
+// Tuple-valued Func, so that both outputs are written by the same loop.
 //
 // tfc.fused_attention: an online softmax over chunks of keys. For each
 // (batch, head, block of kQueryBlock queries) task:
@@ -209,9 +209,12 @@ llvm::Expected<Func> buildAddLayerNorm(KernelContext &ctx,
   ref(sqdev, rowIdx) += dev * dev;
   Expr inv = 1.0f / sqrt(call(sqdev, rowIdx) / nf + eps);
   Expr s = call(sum, asExprs(vars));
+  Expr normalized = (s - mean) * inv * gamma.at({c}) + beta.at({c});
   Func out = ctx.func();
-  defineTuple(out, vars,
-              Tuple((s - mean) * inv * gamma.at({c}) + beta.at({c}), s));
+  if (op.getWithSum())
+    defineTuple(out, vars, Tuple(normalized, s));
+  else
+    define(out, vars, normalized);
 
   // Schedule
   if (ctx.gpu() && rank > 1) {

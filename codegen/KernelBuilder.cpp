@@ -36,7 +36,8 @@ using namespace tfc::codegen::detail;
 namespace tfc::codegen {
 
 // The fused ops' builder (FusedKernels.cpp): tfc.linear,
-// tfc.add_layer_norm (two results) and tfc.fused_attention.
+// tfc.add_layer_norm (one result, or two `with_sum`) and
+// tfc.fused_attention.
 llvm::Expected<Halide::Func> buildFused(detail::KernelContext &ctx);
 
 namespace {

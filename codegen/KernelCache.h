@@ -39,7 +39,7 @@ struct CompiledKernel {
   std::string name;      // "tfc_matmul_3"
   std::string signature; // kernelSignature of the ops it serves
   int numInputs = 0;
-  int numOutputs = 1; // results of the op (add_layer_norm has two)
+  int numOutputs = 1; // results of the op (add_layer_norm with_sum: two)
   KernelFn fn = nullptr;
   /// The built pipeline, for AOT compilation and .stmt dumps of the same
   /// kernel (compileToFiles, loweredStmt).

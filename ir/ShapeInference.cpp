@@ -964,7 +964,8 @@ LogicalResult AddLayerNormOp::inferShape(Adaptor adaptor,
       failed(checkNormParam(adaptor.getBeta(), "beta", sumType, emitError)))
     return failure();
   types.push_back(sumType);
-  types.push_back(sumType);
+  if (adaptor.getProperties().with_sum)
+    types.push_back(sumType);
   return success();
 }
 

@@ -103,28 +103,35 @@ def Tfc_AddLayerNormOp : Tfc_InferOp<"add_layer_norm", [Tfc_Family<"Fused">,
      Tfc_FlopsPerElement<9>, Tfc_BroadcastShape]> {
   let summary = "residual add followed by layer normalization";
   let description = [{
-    Two results:
+    One or two results:
 
-    - `sum = a + b`, broadcasting like `tfc.add` (the residual stream);
-    - `output = layer_norm(sum, gamma, beta, epsilon)` over the last axis,
-      exactly as `tfc.layer_norm` (biased variance).
+    - `output = layer_norm(a + b, gamma, beta, epsilon)` over the last
+      axis, exactly as `tfc.layer_norm` (biased variance), with `a + b`
+      broadcasting like `tfc.add`;
+    - with `with_sum`, also `sum = a + b` (the residual stream).
 
     `gamma` and `beta` are rank 1 and as long as the last dimension of the
-    sum. Both results have the broadcast type of `a` and `b`. Post-LN layers
-    (BERT: `LN(x + sublayer(x))`) use only `output`; pre-LN layers (GPT-2:
-    `x = x + attn; h = LN(x)`) also use `sum` as the next residual, so the
-    sum is written once and never recomputed.
+    sum. The results have the broadcast type of `a` and `b`. Pre-LN layers
+    (GPT-2: `x = x + attn; h = LN(x)`) also use the sum as the next
+    residual, so it is written once and never recomputed; post-LN layers
+    (BERT: `LN(x + sublayer(x))`) use only `output`, and their kernel writes
+    nothing else.
 
     ```mlir
-    %y, %s = tfc.add_layer_norm %x, %attn, %g, %b {epsilon = 1.0e-05 : f64}
+    %y, %s = tfc.add_layer_norm %x, %attn, %g, %b
+        {epsilon = 1.0e-05 : f64, with_sum}
         : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>)
         -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+    %z = tfc.add_layer_norm %x, %ffn, %g, %b {epsilon = 1.0e-12 : f64}
+        : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>)
+        -> tensor<?x?x768xf32>
     ```
   }];
   let arguments = (ins Tfc_FloatTensor:$a, Tfc_FloatTensor:$b,
                        Tfc_FloatTensor:$gamma, Tfc_FloatTensor:$beta,
-                       F64Attr:$epsilon);
-  let results = (outs Tfc_InferredTensor:$output, Tfc_InferredTensor:$sum);
+                       F64Attr:$epsilon, UnitAttr:$with_sum);
+  let results = (outs Tfc_InferredTensor:$output,
+                      Optional<Tfc_InferredTensor>:$sum);
   let assemblyFormat = [{
     $a `,` $b `,` $gamma `,` $beta attr-dict `:`
     functional-type(operands, results)
@@ -132,10 +139,12 @@ def Tfc_AddLayerNormOp : Tfc_InferOp<"add_layer_norm", [Tfc_Family<"Fused">,
   let inferredBuilders = [
     Tfc_InferredBuilder<(ins "::mlir::Value":$a, "::mlir::Value":$b,
                              "::mlir::Value":$gamma, "::mlir::Value":$beta,
-                             "double":$epsilon), [{
+                             "double":$epsilon, "bool":$withSum), [{
       $_state.addOperands({a, b, gamma, beta});
-      $_state.getOrAddProperties<Properties>().epsilon =
-          $_builder.getF64FloatAttr(epsilon);
+      auto &props = $_state.getOrAddProperties<Properties>();
+      props.epsilon = $_builder.getF64FloatAttr(epsilon);
+      if (withSum)
+        props.with_sum = $_builder.getUnitAttr();
     }]>,
   ];
 }

@@ -1,18 +1,21 @@
 //===- FuseAddLayerNorm.cpp - residual add + LayerNorm -> one op ----------===//
 //
 // Pass `fuse-add-layernorm`: replaces `layer_norm(a + b, gamma, beta)` with
-// `tfc.add_layer_norm a, b, gamma, beta`, whose two results are the
-// normalized output and the sum. The algorithm, for every tfc.layer_norm:
+// `tfc.add_layer_norm a, b, gamma, beta`, whose results are the normalized
+// output and, where other ops use it (`with_sum`), the sum. The algorithm,
+// for every tfc.layer_norm:
 //
 //  1. Its input must be produced by a tfc.add, one of whose operands has
 //     the sum's type (the other may broadcast, as in tfc.add; a two-way
 //     broadcast is left unfused).
 //  2. Post-LN (`LN(x + f(x))`, BERT): the sum has no other user. The fused
-//     op goes where the layer_norm was; `output` replaces the layer_norm.
+//     op, without the sum, goes where the layer_norm was; `output` replaces
+//     the layer_norm.
 //  3. Pre-LN (`x = x + f(x); h = LN(x)`, GPT-2): the sum also feeds later
-//     ops (the next residual add). The fused op goes where the add was, so
-//     that it dominates every user of the sum; `sum` replaces the add and
-//     `output` the layer_norm. gamma and beta must then be available there:
+//     ops (the next residual add). The fused op, `with_sum`, goes where the
+//     add was, so that it dominates every user of the sum; `sum` replaces
+//     the add and `output` the layer_norm. gamma and beta must then be
+//     available there:
 //     parameters and other weight-only values defined later are moved up
 //     (they have no operands but weights, so moving them is always safe).
 //     If that is not possible and some user of the sum comes before the
@@ -92,11 +95,16 @@ void rewriteAddLayerNorm(AddLayerNormMatch m, RewriterBase &rewriter) {
   }
   rewriter.setInsertionPoint(m.insertionPoint);
   Location loc = rewriter.getFusedLoc({add.getLoc(), norm.getLoc()});
+  // Post-LN: the layer_norm is the sum's only user.
+  bool withSum = !add.getResult().hasOneUse();
   auto fused = rewriter.create<tir::AddLayerNormOp>(
       loc, add.getLhs(), add.getRhs(), norm.getGamma(), norm.getBeta(),
-      norm.getEpsilon().convertToDouble());
+      norm.getEpsilon().convertToDouble(), withSum);
   rewriter.replaceOp(norm, fused.getOutput());
-  rewriter.replaceOp(add, fused.getSum());
+  if (withSum)
+    rewriter.replaceOp(add, fused.getSum());
+  else
+    rewriter.eraseOp(add);
 }
 
 struct FuseAddLayerNormPass

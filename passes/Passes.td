@@ -71,8 +71,8 @@ def FuseAddLayerNorm : Pass<"fuse-add-layernorm"> {
   let summary = "layer_norm(a + b) -> tfc.add_layer_norm";
   let description = [{
     Replaces `layer_norm(a + b)` with `tfc.add_layer_norm`. When the sum has
-    other users (pre-LN residual streams), they read the fused op's `sum`
-    result.
+    other users (pre-LN residual streams), the fused op is `with_sum` and
+    they read its `sum` result; otherwise (post-LN) it has no sum to write.
   }];
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }

@@ -2,12 +2,14 @@
 // pre-LN (the sum feeds the next residual).
 // RUN: tfc-opt %s --fuse-add-layernorm -split-input-file | FileCheck %s
 
-// Post-LN (BERT): only the normalized output is used.
+// Post-LN (BERT): only the normalized output is used; the fused op has no
+// sum result (its kernel writes one tensor), and the add is gone.
 // CHECK-LABEL: func.func @post_ln
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x768xf32>, %[[Y:.*]]: tensor<?x?x768xf32>)
+// CHECK-NOT: tfc.add %
 // CHECK: %[[G:.*]] = tfc.param "ln.weight"
 // CHECK: %[[B:.*]] = tfc.param "ln.bias"
-// CHECK-NEXT: %[[OUT:.*]], %{{.*}} = tfc.add_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]] {epsilon = 9.9999999999999998E-13 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+// CHECK-NEXT: %[[OUT:.*]] = tfc.add_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]] {epsilon = 9.9999999999999998E-13 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
 // CHECK-NEXT: return %[[OUT]]
 func.func @post_ln(%x: tensor<?x?x768xf32>, %y: tensor<?x?x768xf32>) -> tensor<?x?x768xf32> {
   %s = tfc.add %x, %y : (tensor<?x?x768xf32>, tensor<?x?x768xf32>) -> tensor<?x?x768xf32>
@@ -27,7 +29,7 @@ func.func @post_ln(%x: tensor<?x?x768xf32>, %y: tensor<?x?x768xf32>) -> tensor<?
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[A:.*]]: tensor<?x?x64xf32>, %[[M:.*]]: tensor<?x?x64xf32>)
 // CHECK-NEXT: %[[G:.*]] = tfc.param "h.0.ln_2.weight"
 // CHECK-NEXT: %[[B:.*]] = tfc.param "h.0.ln_2.bias"
-// CHECK-NEXT: %[[OUT:.*]], %[[SUM:.*]] = tfc.add_layer_norm %[[X]], %[[A]], %[[G]], %[[B]] {epsilon = 1.000000e-05 : f64}
+// CHECK-NEXT: %[[OUT:.*]], %[[SUM:.*]] = tfc.add_layer_norm %[[X]], %[[A]], %[[G]], %[[B]] {epsilon = 1.000000e-05 : f64, with_sum} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>)
 // CHECK-NEXT: %[[R:.*]] = tfc.add %[[SUM]], %[[M]]
 // CHECK-NEXT: return %[[OUT]], %[[R]]
 func.func @pre_ln(%x: tensor<?x?x64xf32>, %attn: tensor<?x?x64xf32>, %mlp: tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>) {
@@ -43,7 +45,7 @@ func.func @pre_ln(%x: tensor<?x?x64xf32>, %attn: tensor<?x?x64xf32>, %mlp: tenso
 
 // Broadcasting adds fuse too (BERT's embeddings + token type row).
 // CHECK-LABEL: func.func @broadcast_add
-// CHECK: tfc.add_layer_norm %arg0, %arg1, %arg2, %arg2 {epsilon = 1.000000e-05 : f64} : (tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+// CHECK: tfc.add_layer_norm %arg0, %arg1, %arg2, %arg2 {epsilon = 1.000000e-05 : f64} : (tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
 func.func @broadcast_add(%x: tensor<?x?x32xf32>, %t: tensor<32xf32>, %g: tensor<32xf32>) -> tensor<?x?x32xf32> {
   %s = tfc.add %x, %t : (tensor<?x?x32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
   %n = tfc.layer_norm %s, %g, %g {epsilon = 1.0e-5 : f64} : (tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>

@@ -6,7 +6,8 @@
 // CHECK: tfc.fused_attention %arg0, %arg1, %arg2 {scale = 1.250000e-01 : f64} : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> tensor<?x12x?x64xf32>
 // CHECK: tfc.fused_attention %arg0, %arg1, %arg2 keep(%arg3) {causal = true, fill = -1.000000e+04 : f64, scale = 1.250000e-01 : f64} : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x1x1x?xi1>) -> tensor<?x12x?x64xf32>
 // CHECK: tfc.fused_attention %arg0, %arg1, %arg2 keep(%arg3) bias(%arg4) {scale = 1.250000e-01 : f64}
-// CHECK: %{{.*}}, %{{.*}} = tfc.add_layer_norm %arg5, %arg6, %arg7, %arg7 {epsilon = 1.000000e-05 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+// CHECK: %{{.*}}, %{{.*}} = tfc.add_layer_norm %arg5, %arg6, %arg7, %arg7 {epsilon = 1.000000e-05 : f64, with_sum} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+// CHECK: %{{[a-z0-9_]+}} = tfc.add_layer_norm %arg5, %arg6, %arg7, %arg7 {epsilon = 1.000000e-05 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
 // CHECK: tfc.linear %arg5, %arg8, %arg9 {activation = "gelu", transpose_b = true} : (tensor<?x?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
 // CHECK: tfc.linear %arg5, %arg8 {transpose_b = true} : (tensor<?x?x768xf32>, tensor<3072x768xf32>) -> tensor<?x?x3072xf32>
 func.func @roundtrip(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>, %v: tensor<?x12x?x64xf32>,
@@ -16,7 +17,8 @@ func.func @roundtrip(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>, %v: t
   %0 = tfc.fused_attention %q, %k, %v {scale = 0.125 : f64} : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> tensor<?x12x?x64xf32>
   %1 = tfc.fused_attention %q, %k, %v keep(%keep) {scale = 0.125 : f64, causal = true, fill = -1.0e4 : f64} : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x1x1x?xi1>) -> tensor<?x12x?x64xf32>
   %2 = tfc.fused_attention %q, %k, %v keep(%keep) bias(%bias) {scale = 0.125 : f64} : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x1x1x?xi1>, tensor<?x1x1x?xf32>) -> tensor<?x12x?x64xf32>
-  %3:2 = tfc.add_layer_norm %x, %y, %g, %g {epsilon = 1.0e-5 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+  %3:2 = tfc.add_layer_norm %x, %y, %g, %g {epsilon = 1.0e-5 : f64, with_sum} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+  %6 = tfc.add_layer_norm %x, %y, %g, %g {epsilon = 1.0e-5 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
   %4 = tfc.linear %x, %w, %b {transpose_b = true, activation = "gelu"} : (tensor<?x?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
   %5 = tfc.linear %x, %w {transpose_b = true} : (tensor<?x?x768xf32>, tensor<3072x768xf32>) -> tensor<?x?x3072xf32>
   return
@@ -84,7 +86,16 @@ func.func @attention_result(%q: tensor<?x12x?x64xf32>) {
 
 func.func @add_layer_norm_gamma(%x: tensor<?x?x768xf32>, %g: tensor<512xf32>) {
   // expected-error @+1 {{'tfc.add_layer_norm' op gamma tensor<512xf32> does not match the last dim of input tensor<?x?x768xf32> (512 vs 768)}}
-  %0:2 = tfc.add_layer_norm %x, %x, %g, %g {epsilon = 1.0e-5 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<512xf32>, tensor<512xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+  %0:2 = tfc.add_layer_norm %x, %x, %g, %g {epsilon = 1.0e-5 : f64, with_sum} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<512xf32>, tensor<512xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_no_sum(%x: tensor<?x?x768xf32>, %g: tensor<768xf32>) {
+  // Two results without with_sum.
+  // expected-error @+1 {{'tfc.add_layer_norm' op result types (tensor<?x?x768xf32>, tensor<?x?x768xf32>) differ from the inferred types (tensor<?x?x768xf32>)}}
+  %0:2 = tfc.add_layer_norm %x, %x, %g, %g {epsilon = 1.0e-5 : f64} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<?x?x768xf32>, tensor<?x?x768xf32>)
   return
 }
 
@@ -92,7 +103,7 @@ func.func @add_layer_norm_gamma(%x: tensor<?x?x768xf32>, %g: tensor<512xf32>) {
 
 func.func @add_layer_norm_broadcast(%x: tensor<4x768xf32>, %y: tensor<3x768xf32>, %g: tensor<768xf32>) {
   // expected-error @+1 {{'tfc.add_layer_norm' op operand shapes do not broadcast: lhs tensor<4x768xf32> and rhs tensor<3x768xf32>}}
-  %0:2 = tfc.add_layer_norm %x, %y, %g, %g {epsilon = 1.0e-5 : f64} : (tensor<4x768xf32>, tensor<3x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<4x768xf32>, tensor<4x768xf32>)
+  %0:2 = tfc.add_layer_norm %x, %y, %g, %g {epsilon = 1.0e-5 : f64, with_sum} : (tensor<4x768xf32>, tensor<3x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<4x768xf32>, tensor<4x768xf32>)
   return
 }
 
