@@ -6,7 +6,8 @@
 // block's lines of the result (its rows, their cache lines), evenly over the
 // call's steps, and plan nothing where it cannot know them; of the panels,
 // it takes the call's share (its rows among A's), or all of them where the
-// kernel's row blocks are outermost.
+// kernel's row blocks are outermost; at a thread's last block of a parallel
+// loop, the first block it computed in the loop that followed the last time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,8 +158,8 @@ TEST(PanelBlocksTest, PanelPrefetchGuessesTheThreadsNextBlock) {
 }
 
 TEST(PanelBlocksTest, PanelPrefetchLearnsWhichLoopFollows) {
-  // Two products' panels, apart from the other tests' (the thread's memory
-  // of its loops is kept per product).
+  // Three products' panels, apart from the other tests' (the thread's
+  // memory of its loops is kept per product).
   const float *x = panelStorage + 3, *y = panelStorage + 5,
               *z = panelStorage + 7;
   auto panel = [](const float *panels, int index) {
