@@ -162,9 +162,9 @@ PanelSpan guessedNextBlock(const void *panels, long panelBytes, int panelCount,
 }
 
 /// The call's rows of A in linear order over (rows, batch...): [start,
-/// start + rows) of `total`; all of them where the rows are outermost.
-void callRows(const halide_buffer_t *a, const halide_buffer_t *out,
-              bool rowsOuter, long &start, long &rows, long &total) {
+/// start + rows) of `total`.
+void callRows(const halide_buffer_t *a, const halide_buffer_t *out, long &start,
+              long &rows, long &total) {
   total = 1;
   start = 0;
   rows = 1;
@@ -172,10 +172,6 @@ void callRows(const halide_buffer_t *a, const halide_buffer_t *out,
     start += (out->dim[d].min - a->dim[d].min) * total;
     total *= a->dim[d].extent;
     rows *= out->dim[d].extent;
-  }
-  if (rowsOuter) {
-    start = 0;
-    rows = total;
   }
 }
 } // namespace
@@ -187,11 +183,14 @@ PanelPrefetch tfc::codegen::planPanelPrefetch(
   thread_local LoopMemory memory;
   int col0 = out->dim[0].min, width = out->dim[0].extent;
   long start = 0, rows = 0, total = 1;
-  callRows(a, out, /*rowsOuter=*/false, start, rows, total);
-  // Where the rows are outermost, each row block is a loop of its own.
+  callRows(a, out, start, rows, total);
+  // Where the rows are outermost, each row block is a loop of its own, and
+  // its calls take all of the next block's panels.
   LoopKey key{panels, rowsOuter ? start : 0};
-  if (rowsOuter)
-    callRows(a, out, rowsOuter, start, rows, total);
+  if (rowsOuter) {
+    start = 0;
+    rows = total;
+  }
   int count = (width + panelColumns - 1) / panelColumns;
   PanelSpan own{static_cast<const char *>(panels) +
                     long(col0 / panelColumns) * panelBytes,
