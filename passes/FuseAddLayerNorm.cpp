@@ -63,8 +63,8 @@ FailureOr<AddLayerNormMatch> matchAddLayerNorm(tir::LayerNormOp norm,
                  "both operands of the add broadcast to the sum's shape; the "
                  "fused op needs one operand of that shape");
 
-  AddLayerNormMatch m{norm, add, norm};
-  if (input.hasOneUse())
+  AddLayerNormMatch m{norm, add, norm, /*withSum=*/!input.hasOneUse()};
+  if (!m.withSum)
     return m;
 
   // Pre-LN: the sum has other users.
@@ -95,13 +95,11 @@ void rewriteAddLayerNorm(AddLayerNormMatch m, RewriterBase &rewriter) {
   }
   rewriter.setInsertionPoint(m.insertionPoint);
   Location loc = rewriter.getFusedLoc({add.getLoc(), norm.getLoc()});
-  // Post-LN: the layer_norm is the sum's only user.
-  bool withSum = !add.getResult().hasOneUse();
   auto fused = rewriter.create<tir::AddLayerNormOp>(
       loc, add.getLhs(), add.getRhs(), norm.getGamma(), norm.getBeta(),
-      norm.getEpsilon().convertToDouble(), withSum);
+      norm.getEpsilon().convertToDouble(), m.withSum);
   rewriter.replaceOp(norm, fused.getOutput());
-  if (withSum)
+  if (m.withSum)
     rewriter.replaceOp(add, fused.getSum());
   else
     rewriter.eraseOp(add);

@@ -51,9 +51,12 @@ mlir::FailureOr<AttentionMatch> matchAttention(mlir::tfc::SoftmaxOp softmax,
 struct AddLayerNormMatch {
   mlir::tfc::LayerNormOp norm;
   mlir::tfc::AddOp add;
-  /// Where the fused op goes: the add when the sum has other users (their
-  /// uses then read the fused `sum`), else the layer_norm.
+  /// Where the fused op goes: the add where the sum has other users and
+  /// gamma and beta can move up to it, else the layer_norm.
   mlir::Operation *insertionPoint = nullptr;
+  /// Whether the sum has users besides the layer_norm (pre-LN): the fused op
+  /// is then `with_sum`, and they read its `sum`.
+  bool withSum = false;
 };
 
 mlir::FailureOr<AddLayerNormMatch>
