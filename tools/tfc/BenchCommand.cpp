@@ -744,16 +744,17 @@ std::optional<Profile> profileRuns(Bench &bench, int repeat) {
   std::vector<double> runs;
   for (int i = 0; i < repeat; ++i) {
     std::optional<double> ms = bench.runOnce();
-    if (!ms) {
-      codegen::stopPanelTileCounts();
-      return std::nullopt;
-    }
+    if (!ms)
+      break;
     runs.push_back(*ms);
   }
   gProfiling = false;
+  std::vector<codegen::PanelTileCount> tiles = codegen::stopPanelTileCounts();
+  if (runs.size() != size_t(repeat))
+    return std::nullopt;
 
   Profile profile;
-  profile.tiles = codegen::stopPanelTileCounts();
+  profile.tiles = std::move(tiles);
   profile.runs = repeat;
   profile.runMs = median(runs);
   std::map<KernelClass, ProfileRow> byClass;
