@@ -764,6 +764,22 @@ int blockPanels(const std::string &stmt) {
   return one == two ? 0 : one ? 1 : 2;
 }
 
+/// Options with the fp32 (or only the bf16) panel stage, its blocks sized
+/// for a per-core L2 of `l2` bytes (0: the default).
+tfc::codegen::KernelOptions panelStageOptions(int64_t l2, bool bf16 = false) {
+  tfc::codegen::KernelOptions options;
+  options.f32PanelStage = !bf16;
+  options.bf16PanelStage = bf16;
+  options.panelL2Bytes = l2;
+  return options;
+}
+
+/// Whether `stmt` compares a count of A's rows with the constant `m` (the
+/// kernels' run-time rules on M).
+bool comparesRowsWith(const std::string &stmt, const std::string &m) {
+  return stmt.find("(int64)" + m + " < ") != std::string::npos;
+}
+
 /// The panel stages' blocks are one panel wide from a K that depends on the
 /// per-core L2 (MatmulKernel.cpp, onePanelFromK): at K = 768, fp32 blocks
 /// are one panel with a 1 MiB L2 (Zen 5's) and two with 2 MiB (Emerald
@@ -776,32 +792,23 @@ TEST(MatmulKernelTest, PanelBlocksFollowL2) {
   keyed.f32PanelStage = true;
   keyed.panelL2Bytes = int64_t(1) << 20;
   EXPECT_EQ(keyed.cacheKey(), "f32-panel-stage panel-l2=1048576");
-  auto f32Panels = [](int64_t l2) {
-    tfc::codegen::KernelOptions options;
-    options.f32PanelStage = true;
-    options.panelL2Bytes = l2;
-    return blockPanels(panelProductStmt(768, "tensor<2x768x48xf32>", options));
+  auto f32Stmt = [](int64_t l2) {
+    return panelProductStmt(768, "tensor<2x768x48xf32>", panelStageOptions(l2));
   };
-  EXPECT_EQ(f32Panels(int64_t(1) << 20), 1);
-  EXPECT_EQ(f32Panels(int64_t(2) << 20), 2);
-  EXPECT_EQ(f32Panels(0), 2);
+  std::string mib1 = f32Stmt(int64_t(1) << 20),
+              mib2 = f32Stmt(int64_t(2) << 20);
+  EXPECT_EQ(blockPanels(mib1), 1);
+  EXPECT_EQ(blockPanels(mib2), 2);
+  EXPECT_EQ(blockPanels(f32Stmt(0)), 2);
   // The row blocks are outermost where A (M x 768 floats) outgrows L2: from
   // M = 342 with 1 MiB, 683 with 2 MiB (the run-time test on M).
-  auto rowsFrom = [](int64_t l2, const std::string &m) {
-    tfc::codegen::KernelOptions options;
-    options.f32PanelStage = true;
-    options.panelL2Bytes = l2;
-    std::string stmt = panelProductStmt(768, "tensor<2x768x48xf32>", options);
-    return stmt.find("(int64)" + m + " < ") != std::string::npos;
-  };
-  EXPECT_TRUE(rowsFrom(int64_t(1) << 20, "341"));
-  EXPECT_FALSE(rowsFrom(int64_t(1) << 20, "682"));
-  EXPECT_TRUE(rowsFrom(int64_t(2) << 20, "682"));
+  EXPECT_TRUE(comparesRowsWith(mib1, "341"));
+  EXPECT_FALSE(comparesRowsWith(mib1, "682"));
+  EXPECT_TRUE(comparesRowsWith(mib2, "682"));
   if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
     GTEST_SKIP() << "no AVX512_BF16 on this CPU";
-  tfc::codegen::KernelOptions options;
-  options.bf16PanelStage = true;
-  options.panelL2Bytes = int64_t(1) << 20;
+  tfc::codegen::KernelOptions options =
+      panelStageOptions(int64_t(1) << 20, /*bf16=*/true);
   EXPECT_EQ(
       blockPanels(panelProductStmt(768, "tensor<2x384x48x2xbf16>", options)),
       2);
@@ -817,23 +824,20 @@ TEST(MatmulKernelTest, PanelBlocksFollowL2) {
 /// with a 1 MiB L2 (12 KiB per row, over 4 MiB), 683 with 2 MiB; bf16 rows
 /// (half the bytes) from 683 with 1 MiB. Building needs no AVX-512.
 TEST(MatmulKernelTest, PanelStagesPrefetchRowsOfABeyondL2) {
-  auto prefetchFrom = [](int64_t l2, bool bf16, const std::string &m) {
-    tfc::codegen::KernelOptions options;
-    options.f32PanelStage = !bf16;
-    options.bf16PanelStage = bf16;
-    options.panelL2Bytes = l2;
-    std::string stmt = panelProductStmt(
+  auto stmtFor = [](int64_t l2, bool bf16) {
+    return panelProductStmt(
         3072, bf16 ? "tensor<2x1536x48x2xbf16>" : "tensor<2x3072x48xf32>",
-        options);
-    return stmt.find("(int64)" + m + " < ") != std::string::npos;
+        panelStageOptions(l2, bf16));
   };
-  EXPECT_TRUE(prefetchFrom(int64_t(1) << 20, false, "341"));
-  EXPECT_FALSE(prefetchFrom(int64_t(1) << 20, false, "682"));
-  EXPECT_TRUE(prefetchFrom(int64_t(2) << 20, false, "682"));
+  std::string f32Mib1 = stmtFor(int64_t(1) << 20, false);
+  EXPECT_TRUE(comparesRowsWith(f32Mib1, "341"));
+  EXPECT_FALSE(comparesRowsWith(f32Mib1, "682"));
+  EXPECT_TRUE(comparesRowsWith(stmtFor(int64_t(2) << 20, false), "682"));
   if (!tfc::codegen::supportsBf16Products(tfc::codegen::hostTarget()))
     GTEST_SKIP() << "no AVX512_BF16 on this CPU";
-  EXPECT_TRUE(prefetchFrom(int64_t(1) << 20, true, "682"));
-  EXPECT_FALSE(prefetchFrom(int64_t(1) << 20, true, "341"));
+  std::string bf16Mib1 = stmtFor(int64_t(1) << 20, true);
+  EXPECT_TRUE(comparesRowsWith(bf16Mib1, "682"));
+  EXPECT_FALSE(comparesRowsWith(bf16Mib1, "341"));
 }
 
 /// The stage's handle to the kernel's result names the result's buffer as
