@@ -8,9 +8,10 @@
 
 #include "codegen/KernelBuilder.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -211,12 +212,12 @@ PanelPrefetch tfc::codegen::planPanelPrefetch(
   return pf;
 }
 
-void tfc::codegen::forEachBatchEntry(
-    const halide_buffer_t *a, const halide_buffer_t *out,
-    const std::function<void(long, long)> &fn) {
+void tfc::codegen::forEachBatchEntry(const halide_buffer_t *a,
+                                     const halide_buffer_t *out,
+                                     llvm::function_ref<void(long, long)> fn) {
   // The batch coordinates of the block, outermost last (odometer order).
   int dims = out->dimensions;
-  std::vector<int> at(dims, 0);
+  llvm::SmallVector<int, 8> at(dims, 0);
   for (;;) {
     long aOff = (out->dim[1].min - a->dim[1].min) * long(a->dim[1].stride);
     long cOff = 0;
@@ -289,8 +290,8 @@ bool tfc::codegen::notSwitchedOff(const char *name) {
 
 StageCall tfc::codegen::beginStageCall(
     const char *symbol, std::initializer_list<const halide_buffer_t *> buffers,
-    const std::function<void()> &answerQuery,
-    const std::function<std::string()> &check, bool hostCan,
+    llvm::function_ref<void()> answerQuery,
+    llvm::function_ref<std::string()> check, bool hostCan,
     const char *hostCannot) {
   for (const halide_buffer_t *buf : buffers)
     if (buf->is_bounds_query()) {

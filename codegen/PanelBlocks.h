@@ -27,10 +27,10 @@
 #define TFC_CODEGEN_PANELBLOCKS_H
 
 #include "HalideRuntime.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -110,7 +110,7 @@ PanelPrefetch planPanelPrefetch(const halide_buffer_t *a,
 /// row of the block (A's dims K, M, batch..., as above) and from `out`'s
 /// host to the entry's first element.
 void forEachBatchEntry(const halide_buffer_t *a, const halide_buffer_t *out,
-                       const std::function<void(long, long)> &fn);
+                       llvm::function_ref<void(long, long)> fn);
 
 /// One batch entry of a block: rows [0, rows) of A (`lda` elements apart),
 /// the result's columns [col0, col0 + cols), into `c` (the result's element
@@ -127,7 +127,7 @@ template <typename T> struct Block2D {
 /// forEachBatchEntry's entries as Block2D, A's elements of type T.
 template <typename T>
 void forEachBlock2D(const halide_buffer_t *a, const halide_buffer_t *out,
-                    const std::function<void(const Block2D<T> &)> &fn) {
+                    llvm::function_ref<void(const Block2D<T> &)> fn) {
   forEachBatchEntry(a, out, [&](long aOff, long cOff) {
     fn(Block2D<T>{reinterpret_cast<const T *>(a->host) + aOff, a->dim[1].stride,
                   out->dim[1].extent, out->dim[0].min, out->dim[0].extent,
@@ -176,9 +176,9 @@ enum class StageCall { Answered, Refused, Compute };
 /// `symbol` (Refused); else Compute.
 StageCall beginStageCall(const char *symbol,
                          std::initializer_list<const halide_buffer_t *> buffers,
-                         const std::function<void()> &answerQuery,
-                         const std::function<std::string()> &check,
-                         bool hostCan, const char *hostCannot);
+                         llvm::function_ref<void()> answerQuery,
+                         llvm::function_ref<std::string()> check, bool hostCan,
+                         const char *hostCannot);
 
 /// False where the environment variable `name` is "1" (the TFC_HOST_NO_*
 /// switches).
