@@ -897,6 +897,7 @@ void profileJson(const Profile &profile,
   }
   field("panel_tiles", tiles + "]");
   field("fma_peak_gflops", num(profile.limits.fmaGflops));
+  field("fma_sustained_gflops", num(profile.limits.sustainedFmaGflops));
   field("fma_kind", str(profile.limits.fmaKind));
   field("read_bandwidth_gbs", num(profile.limits.readGBs));
 }
@@ -976,10 +977,11 @@ void printProfile(const Profile &p) {
                        "%.3f ms CPU per run; the rest of the wall time is "
                        "executor overhead)\n",
                        p.runMs, p.kernelMs, p.kernelCpuMs);
-  llvm::outs() << strf("limits   fp32 FMA peak %.1f GFLOP/s (%s), read "
-                       "bandwidth %.1f GB/s, on these threads, measured now\n",
+  llvm::outs() << strf("limits   fp32 FMA peak %.1f GFLOP/s (%s; %.1f "
+                       "sustained), read bandwidth %.1f GB/s, on these "
+                       "threads, measured now\n",
                        p.limits.fmaGflops, p.limits.fmaKind.c_str(),
-                       p.limits.readGBs);
+                       p.limits.sustainedFmaGflops, p.limits.readGBs);
   llvm::outs() << strf("  %-16s %9s %6s %9s %6s %8s %6s %7s\n", "class",
                        "ms/run", "share", "GFLOP/s", "%FMA", "GB/s", "%bw",
                        "calls");

@@ -150,28 +150,72 @@ std::vector<double> synchronizedRounds(int threads, int rounds,
   return spans;
 }
 
-double fmaPeak(int threads, std::string &kind) {
+/// The burst both FMA measurements run: the widest kind the CPU has.
+struct FmaBurst {
+  std::string kind = "none";
+  double flops = 0; // per burst
+  void (*run)(int passes) = nullptr;
+};
+
+/// Passes of kDepth steps per burst: ~44 us at ~4 GHz with AVX-512.
+constexpr int kPasses = 40;
+
+FmaBurst chooseBurst() {
   std::fill(std::begin(gA), std::end(gA), 1e-3f);
   std::fill(std::begin(gB), std::end(gB), 1e-3f);
-  constexpr int kPasses = 40;
-  double flopsPerBurst = 0;
-  std::function<void(int)> burst;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
-    kind = "AVX-512";
-    flopsPerBurst = 2.0 * 16 * 24 * kDepth * kPasses;
-    burst = [](int) { burstAvx512(kPasses); };
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    kind = "AVX2";
-    flopsPerBurst = 2.0 * 8 * 12 * kDepth * kPasses;
-    burst = [](int) { burstAvx2(kPasses); };
-  } else {
-    kind = "none";
+  if (__builtin_cpu_supports("avx512f"))
+    return {"AVX-512", 2.0 * 16 * 24 * kDepth * kPasses, &burstAvx512};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {"AVX2", 2.0 * 8 * 12 * kDepth * kPasses, &burstAvx2};
+  return {};
+}
+
+double fmaPeak(int threads, const FmaBurst &burst) {
+  if (!burst.run)
     return 0;
-  }
-  std::vector<double> spans = synchronizedRounds(threads, 300, burst);
+  std::vector<double> spans =
+      synchronizedRounds(threads, 300, [&](int) { burst.run(kPasses); });
   double best = *std::min_element(spans.begin(), spans.end());
-  return best > 0 ? flopsPerBurst * threads / best / 1e9 : 0;
+  return best > 0 ? burst.flops * threads / best / 1e9 : 0;
+}
+
+/// How long the threads run bursts back to back for the sustained rate, and
+/// the part at the start that does not count (the clock settling).
+constexpr double kSustainSeconds = 0.25, kSettleSeconds = 0.05;
+
+/// The rate the threads keep up together: each runs bursts back to back
+/// for kSustainSeconds, all at once; per thread, the median burst after
+/// kSettleSeconds (one the scheduler interrupted is an outlier), summed.
+double sustainedFmaRate(int threads, const FmaBurst &burst) {
+  if (!burst.run)
+    return 0;
+  std::vector<double> rates(static_cast<size_t>(threads));
+  SpinBarrier start(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::vector<double> bursts;
+      start.arriveAndWait();
+      double begin = now(), last = begin;
+      while (last - begin < kSustainSeconds) {
+        burst.run(kPasses);
+        double end = now();
+        if (last - begin >= kSettleSeconds)
+          bursts.push_back(end - last);
+        last = end;
+      }
+      std::nth_element(bursts.begin(), bursts.begin() + bursts.size() / 2,
+                       bursts.end());
+      double median = bursts.empty() ? 0 : bursts[bursts.size() / 2];
+      rates[static_cast<size_t>(t)] = median > 0 ? burst.flops / median : 0;
+    });
+  for (std::thread &th : pool)
+    th.join();
+  double total = 0;
+  for (double r : rates)
+    total += r;
+  return total / 1e9;
 }
 
 /// Sums `len` floats of `base` (a multiple of 64) read as `Streams` parts
@@ -248,7 +292,10 @@ MachineLimits driver::measureMachineLimits(int threads) {
   int cpus = allowedCpus();
   threads = std::max(cpus > 0 ? std::min(threads, cpus) : threads, 1);
   limits.threads = threads;
-  limits.fmaGflops = fmaPeak(threads, limits.fmaKind);
+  FmaBurst burst = chooseBurst();
+  limits.fmaKind = burst.kind;
+  limits.fmaGflops = fmaPeak(threads, burst);
+  limits.sustainedFmaGflops = sustainedFmaRate(threads, burst);
   limits.readGBs = readBandwidth(threads);
   return limits;
 }

@@ -10,6 +10,11 @@
 //    burst's FLOPs over the time from the first start to the last end, best
 //    burst. Short bursts matter on a shared machine: a long loop measures the
 //    share of the CPU the scheduler gave.
+//  - the sustained FMA rate: the same bursts back to back on all threads at
+//    once for a quarter of a second, each thread's median burst. A model
+//    keeps the cores busy for tens of milliseconds and more; on the Zen 5
+//    guest of sessions 23-27 the cores then run ~2-3 % slower than in a
+//    burst after a pause, with both busy (docs/benchmarks.md, "Session 27").
 //  - read bandwidth: each thread sums its own slice of a 256 MiB array in
 //    the runtime's storage (transparent huge pages, as the weights), read
 //    front to back and as 8 streams side by side; the best pass of either
@@ -25,15 +30,16 @@
 namespace tfc::driver {
 
 struct MachineLimits {
-  double fmaGflops = 0; // fp32, all threads together
+  double fmaGflops = 0;          // fp32 peak, all threads together
+  double sustainedFmaGflops = 0; // fp32, kept up by all threads at once
   double readGBs = 0;   // 1e9 bytes/s, all threads together
   std::string fmaKind;  // "AVX-512", "AVX2", or "none" (peak 0)
   int threads = 0;      // the threads both were measured on
 };
 
 /// Measures both limits on `threads` threads, at most one per CPU the process
-/// may run on: more share the CPUs and cannot add to them (about half a
-/// second).
+/// may run on: more share the CPUs and cannot add to them (about three
+/// quarters of a second).
 MachineLimits measureMachineLimits(int threads);
 
 } // namespace tfc::driver
