@@ -5,8 +5,10 @@
 // parallel tasks):
 //  1. into task-local buffers: K transposed in tiles of 32 keys and times
 //     the scale ([Sk / 32][D][32], zero past Sk; 16 x 16 transposes in
-//     registers), and Q's and V's rows dense; the views' rows prefetched a
-//     few ahead;
+//     registers), and V's rows dense; the views' rows prefetched a few
+//     ahead. Q is read where it is (each block's 8 rows once), the next
+//     block's rows prefetched into L1: its copy took ~2 of a BERT-base
+//     head's ~26 us;
 //  2. per block of 8 query rows (rows past the task's last repeat it, and
 //     are not stored): the keys the block needs (under a plain causal mask,
 //     up to its last row's last one, where its first row sees a key), in
@@ -17,7 +19,7 @@
 //     padding mask or none, a causal cut only on the diagonal tiles), the
 //     masks are a few mask registers;
 //  3. per row exp(s - max) (a polynomial on the vector, scaled by 2^n with
-//     vscalefps) and their sum;
+//     vscalefps) and their sum, the block's rows side by side;
 //  4. P V in tiles of 4 rows x up to 64 value channels (16 accumulators),
 //     times 1 / sum into the result.
 // A masked score is `fill`, as in the unfused graph's masked_fill, and the
@@ -134,14 +136,14 @@ TFC_AVX512_INLINE __mmask16 firstLanes(long count) {
   return count <= 0 ? 0 : static_cast<__mmask16>((1u << count) - 1);
 }
 
-/// Prefetches into L2 the first `cols` floats of rows [from, to) of the
-/// rows `ld` floats apart from `row`.
+/// Prefetches into L2 (or the level `Hint` names) the first `cols` floats
+/// of rows [from, to) of the rows `ld` floats apart from `row`.
+template <_mm_hint Hint = _MM_HINT_T1>
 void prefetchRows(const float *row, long ld, long from, long to, int cols) {
 #if defined(__x86_64__)
   for (long r = from; r < to; ++r)
     for (long c = 0; c < cols; c += 16)
-      _mm_prefetch(reinterpret_cast<const char *>(row + r * ld + c),
-                   _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char *>(row + r * ld + c), Hint);
 #endif
 }
 
@@ -308,10 +310,11 @@ TFC_AVX512_INLINE void storeTile(const Problem &p, const long *rows, long h,
 }
 
 /// The block's scores at keys [0, keys) rounded up to kKeys, row r at
-/// s + r * pitch: q kt per tile (kt holds the scale), then bias and masks
-/// (storeTile); rowMax[r]: the largest of row r's scores at keys [0, keys).
+/// s + r * pitch: q kt per tile (kt holds the scale; q: the block's first
+/// row, rows `ldq` floats apart), then bias and masks (storeTile);
+/// rowMax[r]: the largest of row r's scores at keys [0, keys).
 TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
-                                  const float *q, long h, long b,
+                                  const float *q, long ldq, long h, long b,
                                   const float *kt, long pitch, long keys,
                                   const std::vector<__mmask16> &rowless,
                                   float *s, float *rowMax) {
@@ -320,7 +323,7 @@ TFC_AVX512_TARGET void scoreBlock(const Problem &p, const long *rows,
     maxes[r] = _mm512_set1_ps(std::numeric_limits<float>::lowest());
   const float *qr[kRows];
   for (int r = 0; r < kRows; ++r)
-    qr[r] = q + (rows[r] - rows[0]) * p.D;
+    qr[r] = q + (rows[r] - rows[0]) * ldq;
   for (long j = 0; j < keys; j += kKeys) {
     __m512 acc[kRows][2];
 #pragma GCC unroll 8
@@ -352,18 +355,29 @@ TFC_AVX512_INLINE __m512 expInPlace(float *s, __m512 max, __mmask16 lanes) {
   return e;
 }
 
-/// A row of the block: its scores at keys [0, keys), whose largest is
-/// `max`, become exp(s - max), zero from `keys` to the tile's end; returns
-/// 1 / their sum. Full vectors first, without computing their lanes.
-TFC_AVX512_TARGET float softmaxRow(float *s, long keys, float max) {
-  __m512 rowMax = _mm512_set1_ps(max);
-  __m512 sum = _mm512_setzero_ps();
+/// The block's rows (row r at s + r * pitch): their scores at keys [0,
+/// keys), row r's largest rowMax[r], become exp(s - max), zero from `keys`
+/// to the tile's end; inv[r] = 1 / row r's sum, added in key order. The
+/// rows side by side, so that one row's horizontal sum and loop ends
+/// overlap the others' exps: a BERT-base head's softmax from ~2.4 to ~2.1
+/// us (of ~26; docs/benchmarks.md, "Session 27").
+TFC_AVX512_TARGET void softmaxBlock(float *s, long pitch, long keys,
+                                    const float *rowMax, float *inv) {
+  __m512 maxes[kRows], sums[kRows];
+  for (int r = 0; r < kRows; ++r) {
+    maxes[r] = _mm512_set1_ps(rowMax[r]);
+    sums[r] = _mm512_setzero_ps();
+  }
   long full = keys / 16 * 16, end = (keys + kKeys - 1) / kKeys * kKeys;
-  for (long j = 0; j < full; j += 16)
-    sum = _mm512_add_ps(sum, expInPlace(s + j, rowMax, 0xffff));
-  for (long j = full; j < end; j += 16)
-    sum = _mm512_add_ps(sum, expInPlace(s + j, rowMax, firstLanes(keys - j)));
-  return 1.0f / _mm512_reduce_add_ps(sum);
+  for (long j = 0; j < end; j += 16) {
+    __mmask16 lanes = j < full ? __mmask16(0xffff) : firstLanes(keys - j);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r)
+      sums[r] = _mm512_add_ps(sums[r],
+                              expInPlace(s + r * pitch + j, maxes[r], lanes));
+  }
+  for (int r = 0; r < kRows; ++r)
+    inv[r] = 1.0f / _mm512_reduce_add_ps(sums[r]);
 }
 
 /// P V for kPVRows rows (weights at w + r * pitch, keys [0, keys)) and
@@ -478,15 +492,21 @@ long blockKeys(const Problem &p, long first, long last) {
 TFC_AVX512_TARGET void attendHead(const Problem &p, long h, long b, long i0,
                                   long rows, float *out, long ldo) {
   long pitch = (p.Sk + kKeys - 1) / kKeys * kKeys;
-  thread_local std::vector<float> kt, vd, qd, scores;
+  thread_local std::vector<float> kt, vd, scores;
   thread_local std::vector<__mmask16> rowless;
   kt.resize(size_t(p.D) * pitch);
   scores.resize(size_t(kRows) * pitch);
   transposeK(p, h, b, pitch, kt.data());
   const float *v = denseRows(p.v, h, b, 0, p.Sk, p.Dv, vd);
-  const float *q = denseRows(p.q, h, b, i0, rows, p.D, qd);
+  // Q's rows where they are: a block reads its 8 rows once (as
+  // broadcasts), and prefetches the next block's into L1.
+  const float *q = reinterpret_cast<const float *>(p.q.at(0, i0, h, b));
+  long ldq = p.q.stride[1];
+  prefetchRows<_MM_HINT_T0>(q, ldq, 0, std::min<long>(rows, kRows), p.D);
   keepForAllRows(p, h, b, rowless);
   for (long r0 = 0; r0 < rows; r0 += kRows) {
+    prefetchRows<_MM_HINT_T0>(q, ldq, r0 + kRows,
+                              std::min<long>(rows, r0 + 2 * kRows), p.D);
     long idx[kRows];
     float *dst[kRows];
     for (int r = 0; r < kRows; ++r) {
@@ -496,10 +516,9 @@ TFC_AVX512_TARGET void attendHead(const Problem &p, long h, long b, long i0,
     }
     long keys = blockKeys(p, idx[0], idx[kRows - 1]);
     float inv[kRows], rowMax[kRows];
-    scoreBlock(p, idx, q + (idx[0] - i0) * p.D, h, b, kt.data(), pitch, keys,
-               rowless, scores.data(), rowMax);
-    for (int r = 0; r < kRows; ++r)
-      inv[r] = softmaxRow(scores.data() + r * pitch, keys, rowMax[r]);
+    scoreBlock(p, idx, q + (idx[0] - i0) * ldq, ldq, h, b, kt.data(), pitch,
+               keys, rowless, scores.data(), rowMax);
+    softmaxBlock(scores.data(), pitch, keys, rowMax, inv);
     pvBlock(v, p.Dv, scores.data(), pitch, keys, inv, dst);
   }
 }
