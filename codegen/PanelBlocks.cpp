@@ -148,33 +148,33 @@ private:
   std::unordered_map<LoopKey, FollowingLoop, LoopKeyHash> following;
 };
 
-/// The panels under the block after the one at [col0, col0 + width), as
-/// nextColumn guesses it; none past the last panel.
-PanelSpan guessedNextBlock(const void *panels, long panelBytes, int panelCount,
-                           int panelColumns, int col0, int width) {
-  int count = (width + panelColumns - 1) / panelColumns;
-  int first =
-      (nextColumn(panels, col0, width) + panelColumns - 1) / panelColumns;
-  count = std::min(count, panelCount - first);
-  if (count <= 0)
-    return {};
-  return {static_cast<const char *>(panels) + first * panelBytes,
-          count * panelBytes};
-}
-
-/// The call's rows of A in linear order over (rows, batch...): [start,
-/// start + rows) of `total`.
-void callRows(const halide_buffer_t *a, const halide_buffer_t *out, long &start,
-              long &rows, long &total) {
-  total = 1;
-  start = 0;
-  rows = 1;
-  for (int d = 1; d < a->dimensions; ++d) {
-    start += (out->dim[d].min - a->dim[d].min) * total;
-    total *= a->dim[d].extent;
-    rows *= out->dim[d].extent;
+/// A product's panels: `count` of `bytes` each from `base`, `columns` wide.
+struct Panels {
+  const char *base;
+  long bytes;
+  int count, columns;
+  /// The panels under `width` columns from panel `first`; none past the
+  /// last panel.
+  PanelSpan from(int first, int width) const {
+    int n = std::min((width + columns - 1) / columns, count - first);
+    if (n <= 0)
+      return {};
+    return {base + first * bytes, n * bytes};
   }
-}
+};
+
+/// A call's rows of A in linear order over (rows, batch...): [start, start
+/// + rows) of `total`.
+struct CallRows {
+  long start = 0, rows = 1, total = 1;
+  CallRows(const halide_buffer_t *a, const halide_buffer_t *out) {
+    for (int d = 1; d < a->dimensions; ++d) {
+      start += (out->dim[d].min - a->dim[d].min) * total;
+      total *= a->dim[d].extent;
+      rows *= out->dim[d].extent;
+    }
+  }
+};
 } // namespace
 
 PanelPrefetch tfc::codegen::planPanelPrefetch(
@@ -183,32 +183,30 @@ PanelPrefetch tfc::codegen::planPanelPrefetch(
     bool rowsOuter) {
   thread_local LoopMemory memory;
   int col0 = out->dim[0].min, width = out->dim[0].extent;
-  long start = 0, rows = 0, total = 1;
-  callRows(a, out, start, rows, total);
+  CallRows call(a, out);
   // Where the rows are outermost, each row block is a loop of its own, and
   // its calls take all of the next block's panels.
-  LoopKey key{panels, rowsOuter ? start : 0};
+  LoopKey key{panels, rowsOuter ? call.start : 0};
   if (rowsOuter) {
-    start = 0;
-    rows = total;
+    call.start = 0;
+    call.rows = call.total;
   }
-  int count = (width + panelColumns - 1) / panelColumns;
-  PanelSpan own{static_cast<const char *>(panels) +
-                    long(col0 / panelColumns) * panelBytes,
-                count * panelBytes};
+  Panels all{static_cast<const char *>(panels), panelBytes, panelCount,
+             panelColumns};
+  PanelSpan own = all.from(col0 / panelColumns, width);
   // The guess within the product keeps its own state: it is taken always.
-  PanelSpan next = guessedNextBlock(panels, panelBytes, panelCount,
-                                    panelColumns, col0, width);
+  int guess = nextColumn(panels, col0, width);
+  PanelSpan next = all.from((guess + panelColumns - 1) / panelColumns, width);
   if (const PanelSpan *following = memory.observe(key, col0, own))
     next = *following;
   PanelPrefetch pf;
   pf.result = planResultPrefetch(out, result);
-  if (next.bytes <= 0 || rows <= 0 || total <= 0)
+  if (next.bytes <= 0 || call.rows <= 0 || call.total <= 0)
     return pf;
   // This call's rows among all rows of A (the calls of the block's other
   // rows take the rest).
-  pf.next = next.first + next.bytes * start / total / 64 * 64;
-  pf.end = next.first + next.bytes * (start + rows) / total;
+  pf.next = next.first + next.bytes * call.start / call.total / 64 * 64;
+  pf.end = next.first + next.bytes * (call.start + call.rows) / call.total;
   return pf;
 }
 
