@@ -454,17 +454,17 @@ TFC_AVX512_TARGET void pvBlock(const float *v, int dv, const float *w,
     }
 }
 
-/// Rows [first, first + rows) of a (batch, head) of `t` (`cols` floats
-/// each) as dense rows: where they are if they are dense already, else
-/// copied into `dst`, prefetching kAheadRows rows ahead (the rows of the
-/// head split's views are 9 KiB apart in BERT-base: one per 4 KiB page,
-/// past the hardware prefetchers' reach; dense, they no longer share a few
-/// L1 sets). Returns the first row.
+/// The `rows` rows of a (batch, head) of `t` (`cols` floats each) as dense
+/// rows: where they are if they are dense already, else copied into `dst`,
+/// prefetching kAheadRows rows ahead (the rows of the head split's views
+/// are 9 KiB apart in BERT-base: one per 4 KiB page, past the hardware
+/// prefetchers' reach; dense, they no longer share a few L1 sets). Returns
+/// the first row.
 constexpr long kAheadRows = 8;
 TFC_AVX512_TARGET const float *denseRows(const View4 &t, long h, long b,
-                                         long first, long rows, int cols,
+                                         long rows, int cols,
                                          std::vector<float> &dst) {
-  const float *src = reinterpret_cast<const float *>(t.at(0, first, h, b));
+  const float *src = reinterpret_cast<const float *>(t.at(0, 0, h, b));
   long ld = t.stride[1];
   if (ld == cols || rows == 1)
     return src;
@@ -497,7 +497,7 @@ TFC_AVX512_TARGET void attendHead(const Problem &p, long h, long b, long i0,
   kt.resize(size_t(p.D) * pitch);
   scores.resize(size_t(kRows) * pitch);
   transposeK(p, h, b, pitch, kt.data());
-  const float *v = denseRows(p.v, h, b, 0, p.Sk, p.Dv, vd);
+  const float *v = denseRows(p.v, h, b, p.Sk, p.Dv, vd);
   // Q's rows where they are: a block reads its 8 rows once (as
   // broadcasts), and prefetches the next block's into L1.
   const float *q = reinterpret_cast<const float *>(p.q.at(0, i0, h, b));
