@@ -118,12 +118,12 @@ TEST(PanelBlocksTest, PanelPrefetchTakesTheCallsShareOfTheNextBlock) {
   EXPECT_EQ(whole.end, next + bytes);
 }
 
-/// Where the rows-outer plan of a call on columns [col0, col0 + 96) of the
-/// panels `panels` starts fetching (null: nothing), in calls on one
-/// thread's stage.
-const char *fetchedFrom(const float *panels, int col0) {
+/// Where the rows-outer plan of a call on columns [col0, col0 + 96) and rows
+/// [row0, row0 + 128) of the panels `panels` starts fetching (null:
+/// nothing), in calls on one thread's stage.
+const char *fetchedFrom(const float *panels, int col0, int row0 = 0) {
   Buf a{{{kK, 0}, {kM, 0}}, nullptr};
-  Buf block{{{96, col0}, {128, 0}}, nullptr};
+  Buf block{{{96, col0}, {128, row0}}, nullptr};
   return planPanelPrefetch(&a.b, &block.b, panels, kPanelBytes, kN / 48, 48,
                            nullptr, true)
       .next;
@@ -184,18 +184,12 @@ TEST(PanelBlocksTest, PanelPrefetchLearnsWhichLoopFollows) {
   // Rows outermost (a third product), each row block is a loop of its own:
   // the thread's last block of rows [0, 128) fetches its first of rows
   // [128, 256), and the other way round.
-  Buf a{{{kK, 0}, {kM, 0}}, nullptr};
-  auto rowsFrom = [&](int row0, int col0) {
-    Buf block{{{96, col0}, {128, row0}}, nullptr};
-    return planPanelPrefetch(&a.b, &block.b, z, kPanelBytes, kN / 48, 48,
-                             nullptr, true)
-        .next;
-  };
   for (int run = 0; run < 2; ++run) {
-    EXPECT_EQ(rowsFrom(0, 960), panel(z, 22));
-    EXPECT_EQ(rowsFrom(0, 1056), run == 0 ? panel(z, 24) : panel(z, 20));
-    EXPECT_EQ(rowsFrom(128, 960), panel(z, 22));
-    EXPECT_EQ(rowsFrom(128, 1056), run == 0 ? panel(z, 24) : panel(z, 20));
+    EXPECT_EQ(fetchedFrom(z, 960, 0), panel(z, 22));
+    EXPECT_EQ(fetchedFrom(z, 1056, 0), run == 0 ? panel(z, 24) : panel(z, 20));
+    EXPECT_EQ(fetchedFrom(z, 960, 128), panel(z, 22));
+    EXPECT_EQ(fetchedFrom(z, 1056, 128),
+              run == 0 ? panel(z, 24) : panel(z, 20));
   }
 }
 
