@@ -184,34 +184,36 @@ double fmaPeak(int threads, const FmaBurst &burst) {
 /// the part at the start that does not count (the clock settling).
 constexpr double kSustainSeconds = 0.25, kSettleSeconds = 0.05;
 
-/// The rate the threads keep up together: each runs bursts back to back
-/// for kSustainSeconds, all at once; per thread, the median burst after
-/// kSettleSeconds (one the scheduler interrupted is an outlier), summed.
+/// One thread's FMA rate in bursts back to back for kSustainSeconds: its
+/// median burst after kSettleSeconds (one the scheduler interrupted is an
+/// outlier); FLOP/s.
+double medianBurstRate(const FmaBurst &burst) {
+  std::vector<double> bursts;
+  double begin = now(), last = begin;
+  while (last - begin < kSustainSeconds) {
+    burst.run(kPasses);
+    double end = now();
+    if (last - begin >= kSettleSeconds)
+      bursts.push_back(end - last);
+    last = end;
+  }
+  if (bursts.empty())
+    return 0;
+  std::nth_element(bursts.begin(), bursts.begin() + bursts.size() / 2,
+                   bursts.end());
+  double median = bursts[bursts.size() / 2];
+  return median > 0 ? burst.flops / median : 0;
+}
+
+/// The rate the threads keep up together: medianBurstRate on all of them
+/// at once, summed.
 double sustainedFmaRate(int threads, const FmaBurst &burst) {
   if (!burst.run)
     return 0;
   std::vector<double> rates(static_cast<size_t>(threads));
-  SpinBarrier start(threads);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      std::vector<double> bursts;
-      start.arriveAndWait();
-      double begin = now(), last = begin;
-      while (last - begin < kSustainSeconds) {
-        burst.run(kPasses);
-        double end = now();
-        if (last - begin >= kSettleSeconds)
-          bursts.push_back(end - last);
-        last = end;
-      }
-      std::nth_element(bursts.begin(), bursts.begin() + bursts.size() / 2,
-                       bursts.end());
-      double median = bursts.empty() ? 0 : bursts[bursts.size() / 2];
-      rates[static_cast<size_t>(t)] = median > 0 ? burst.flops / median : 0;
-    });
-  for (std::thread &th : pool)
-    th.join();
+  synchronizedRounds(threads, 1, [&](int t) {
+    rates[static_cast<size_t>(t)] = medianBurstRate(burst);
+  });
   double total = 0;
   for (double r : rates)
     total += r;
